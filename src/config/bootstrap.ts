@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { formatPath, toIssues } from './issues.js';
+
+const str = z.string().min(1);
+
+export const ApiKeyEntry = z.strictObject({
+  key: z.string().min(16, 'a gateway key must be at least 16 characters'),
+  name: str,
+  workspace_id: str.optional(),
+  organisation_id: str.optional(),
+});
+
+export const VirtualKeySchema = z.strictObject({
+  provider: str,
+  api_key: z.string().optional(),
+  custom_host: z.url({ protocol: /^https?$/, error: 'custom_host must be an http(s) URL' }).optional(),
+  vendor_organization: z.string().optional(),
+  vendor_project: z.string().optional(),
+  resource_name: z.string().optional(),
+  deployment_id: z.string().optional(),
+  api_version: z.string().optional(),
+  cloud_a_region: z.string().optional(),
+  cloud_a_deployment_name: z.string().optional(),
+  cloud_a_deployment_type: z.enum(['serverless', 'managed']).optional(),
+  cloud_a_endpoint_name: z.string().optional(),
+  cloud_a_api_version: z.string().optional(),
+  cloud_b_access_key_id: z.string().optional(),
+  cloud_b_secret_access_key: z.string().optional(),
+  cloud_b_region: z.string().optional(),
+  cloud_b_session_token: z.string().optional(),
+  cloud_c_project_id: z.string().optional(),
+  cloud_c_region: z.string().optional(),
+  cloud_c_service_account_json: z.record(z.string(), z.unknown()).optional(),
+});
+export type VirtualKey = z.infer<typeof VirtualKeySchema>;
+
+export const BootstrapSchema = z.strictObject({
+  api_keys: z.array(ApiKeyEntry).default([]),
+  virtual_keys: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'virtual key ids use letters, digits, _ . -'), VirtualKeySchema).default({}),
+  /** Operator overrides of a provider's default base URL (a corporate proxy, a test double). */
+  provider_base_urls: z.record(str, z.url({ protocol: /^https?$/ })).default({}),
+});
+export type Bootstrap = z.infer<typeof BootstrapSchema>;
+
+export class BootstrapError extends Error {
+  override name = 'BootstrapError';
+}
+
+/** Replace `${VAR}` and `${VAR:-default}` in every string of a parsed document. */
+export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: (string | number)[] = []): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback?: string) => {
+      const v = env[name];
+      if (v !== undefined && v !== '') return v;
+      if (fallback !== undefined) return fallback;
+      throw new BootstrapError(`${formatPath(path) || 'bootstrap'}: environment variable ${name} is not set`);
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolateEnv(v, env, [...path, i]));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = interpolateEnv(v, env, [...path, k]);
+    return out;
+  }
+  return value;
+}
+
+/** Parse bootstrap YAML text; throws a BootstrapError naming the bad field. */
+export function parseBootstrap(text: string, env: NodeJS.ProcessEnv = process.env, source = 'bootstrap'): Bootstrap {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text) ?? {};
+  } catch (e) {
+    throw new BootstrapError(`${source}: not valid YAML: ${(e as Error).message}`);
+  }
+  const r = BootstrapSchema.safeParse(interpolateEnv(doc, env));
+  if (!r.success) {
+    const lines = toIssues(r.error).map((i) => `  ${formatPath(i.path) || '(root)'}: ${i.message}`);
+    throw new BootstrapError(`${source} is invalid:\n${lines.join('\n')}`);
+  }
+  const names = new Set<string>();
+  for (const [i, k] of r.data.api_keys.entries()) {
+    if (names.has(k.key)) throw new BootstrapError(`${source} is invalid:\n  api_keys[${i}].key: duplicate key`);
+    names.add(k.key);
+  }
+  return r.data;
+}
+
+export function loadBootstrap(file: string, env: NodeJS.ProcessEnv = process.env): Bootstrap {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new BootstrapError(`cannot read bootstrap file ${file}: ${(e as Error).message}`);
+  }
+  return parseBootstrap(text, env, file);
+}

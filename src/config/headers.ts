@@ -1,0 +1,136 @@
+import { z } from 'zod';
+import { GatewayError } from '../errors/gateway-error.js';
+
+export type Headers = Record<string, string | string[] | undefined>;
+
+const text = z.string().trim().min(1, 'must not be empty');
+const int = z
+  .string()
+  .trim()
+  .regex(/^\d+$/, 'must be a whole number of milliseconds')
+  .transform(Number)
+  .pipe(z.number().int().positive().max(86_400_000, 'must be at most 86400000 (one day)'));
+const list = z
+  .string()
+  .trim()
+  .transform((s, ctx) => {
+    if (s.startsWith('[')) {
+      try {
+        return JSON.parse(s) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a comma list or a JSON array of header names' });
+        return z.NEVER;
+      }
+    }
+    return s.split(',').map((x) => x.trim()).filter((x) => x.length > 0);
+  })
+  .pipe(z.array(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'is not a header name')).min(1));
+const bool = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');
+
+/**
+ * Headers that set config fields: a table, header → field and how to read it. Loose headers fill the
+ * config root where `x-gateway-config` does not set the field itself.
+ */
+export const CONFIG_HEADERS: readonly (readonly [header: string, field: string, schema: z.ZodType])[] = [
+  ['x-gateway-provider', 'provider', text],
+  ['x-gateway-virtual-key', 'virtual_key', text],
+  ['x-gateway-custom-host', 'custom_host', text],
+  ['x-gateway-request-timeout', 'request_timeout', int],
+  ['x-gateway-forward-headers', 'forward_headers', list],
+  ['x-gateway-vendor-organization', 'vendor_organization', text],
+  ['x-gateway-vendor-project', 'vendor_project', text],
+  ['x-gateway-cloud-a-resource-name', 'resource_name', text],
+  ['x-gateway-cloud-a-deployment-id', 'deployment_id', text],
+  ['x-gateway-cloud-a-api-version', 'api_version', text],
+  ['x-gateway-cloud-b-access-key-id', 'cloud_b_access_key_id', text],
+  ['x-gateway-cloud-b-secret-access-key', 'cloud_b_secret_access_key', text],
+  ['x-gateway-cloud-b-session-token', 'cloud_b_session_token', text],
+  ['x-gateway-cloud-b-region', 'cloud_b_region', text],
+  ['x-gateway-cloud-c-project-id', 'cloud_c_project_id', text],
+  ['x-gateway-cloud-c-region', 'cloud_c_region', text],
+];
+
+/** Per-request settings that are not config fields. */
+export const REQUEST_HEADERS = {
+  traceId: 'x-gateway-trace-id',
+  metadata: 'x-gateway-metadata',
+  config: 'x-gateway-config',
+  apiKey: 'x-gateway-api-key',
+  cacheForceRefresh: 'x-gateway-cache-force-refresh',
+  cacheNamespace: 'x-gateway-cache-namespace',
+} as const;
+
+export function headerValue(headers: Headers, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function readHeader<T>(headers: Headers, name: string, schema: z.ZodType<T>): T | undefined {
+  const raw = headerValue(headers, name);
+  if (raw === undefined) return undefined;
+  const r = schema.safeParse(raw);
+  if (r.success) return r.data;
+  const msg = r.error.issues[0]?.message ?? 'is invalid';
+  throw new GatewayError('invalid_header', `Invalid header ${name}: ${msg}`, {
+    param: name,
+    issues: r.error.issues.map((i) => ({ path: [name, ...(i.path as (string | number)[])], message: i.message, code: i.code })),
+  });
+}
+
+/** Config fields given as loose headers (only those present). */
+export function configFromHeaders(headers: Headers): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined;
+  for (const [header, field, schema] of CONFIG_HEADERS) {
+    if (headers[header] === undefined) continue;
+    (out ??= {})[field] = readHeader(headers, header, schema);
+  }
+  return out;
+}
+
+/** `Authorization: Bearer x` → `x`. */
+export function bearerToken(headers: Headers): string | undefined {
+  const v = headerValue(headers, 'authorization');
+  if (!v) return undefined;
+  const m = /^Bearer\s+(.+)$/i.exec(v);
+  return m ? m[1]!.trim() : undefined;
+}
+
+const traceId = z
+  .string()
+  .min(1)
+  .max(128, 'must be at most 128 characters')
+  .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
+
+const metadataValue = z.union([z.string().max(1024), z.number(), z.boolean(), z.null()]);
+const metadata = z
+  .string()
+  .max(8192, 'must be at most 8192 bytes')
+  .transform((s, ctx) => {
+    try {
+      return JSON.parse(s) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(z.string().max(128), metadataValue, { error: 'must be a JSON object of string, number or boolean values' }));
+
+export interface RequestSettings {
+  traceId?: string;
+  metadata?: Record<string, unknown>;
+  cacheForceRefresh?: boolean;
+  cacheNamespace?: string;
+}
+
+export function requestSettings(headers: Headers): RequestSettings {
+  const out: RequestSettings = {};
+  const t = readHeader(headers, REQUEST_HEADERS.traceId, traceId);
+  if (t !== undefined) out.traceId = t;
+  const m = readHeader(headers, REQUEST_HEADERS.metadata, metadata);
+  if (m !== undefined) out.metadata = m;
+  const f = readHeader(headers, REQUEST_HEADERS.cacheForceRefresh, bool);
+  if (f !== undefined) out.cacheForceRefresh = f;
+  const n = readHeader(headers, REQUEST_HEADERS.cacheNamespace, text.pipe(z.string().max(256)));
+  if (n !== undefined) out.cacheNamespace = n;
+  return out;
+}

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { formatPath } from './issues.js';
+
+/** Server options: each has a CLI flag and an environment variable; the flag wins. */
+export const OPTION_TABLE = [
+  { flag: 'port', env: 'PORT', help: 'port to listen on', def: '8787' },
+  { flag: 'host', env: 'HOST', help: 'address to bind (0.0.0.0 for every interface)', def: '127.0.0.1' },
+  { flag: 'bootstrap', env: 'GATEWAY_BOOTSTRAP', help: 'YAML file declaring api_keys and virtual_keys' },
+  { flag: 'pipelines', env: 'GATEWAY_PIPELINES_DIR', help: 'directory of saved configs (<id>.json)', def: 'pipelines' },
+  { flag: 'api-keys', env: 'GATEWAY_API_KEYS', help: 'comma list of gateway keys (x-gateway-api-key)' },
+  { flag: 'trusted-hosts', env: 'GATEWAY_TRUSTED_HOSTS', help: 'hosts/CIDRs custom_host may reach inside private networks' },
+  { flag: 'provider-base-urls', env: 'GATEWAY_PROVIDER_BASE_URLS', help: 'override provider base URLs: openai=http://proxy/v1,...' },
+  { flag: 'body-limit', env: 'GATEWAY_BODY_LIMIT', help: 'largest request body in bytes (or 16mb, 512kb)', def: '16mb' },
+  { flag: 'shutdown-timeout', env: 'GATEWAY_SHUTDOWN_TIMEOUT', help: 'ms to let in-flight requests finish on SIGTERM', def: '10000' },
+  { flag: 'stream-idle-timeout', env: 'GATEWAY_STREAM_IDLE_TIMEOUT', help: 'ms a started stream may be idle between chunks', def: '300000' },
+  { flag: 'upstream-timeout', env: 'GATEWAY_UPSTREAM_TIMEOUT', help: 'ms to wait for a provider to answer when no request_timeout is set', def: '600000' },
+  { flag: 'log-level', env: 'LOG_LEVEL', help: 'fatal, error, warn, info, debug, trace or silent', def: 'info' },
+] as const;
+
+const ms = z.coerce.number().int().positive();
+const list = z
+  .string()
+  .optional()
+  .transform((s) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : []));
+const bytes = z
+  .string()
+  .regex(/^\d+(\s*(b|kb|mb|gb))?$/i, 'use a number of bytes or a size like 512kb, 16mb')
+  .transform((s) => {
+    const m = /^(\d+)\s*(b|kb|mb|gb)?$/i.exec(s)!;
+    const mult = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(m[2] ?? 'b').toLowerCase() as 'b'];
+    return Number(m[1]) * mult;
+  });
+
+export const OptionsSchema = z.object({
+  port: z.coerce.number().int().min(0).max(65535),
+  host: z.string().min(1),
+  bootstrap: z.string().optional(),
+  pipelines: z.string().min(1),
+  'api-keys': list,
+  'trusted-hosts': list,
+  'provider-base-urls': list.transform((items, ctx) => {
+    const out: Record<string, string> = {};
+    for (const item of items) {
+      const i = item.indexOf('=');
+      if (i <= 0) {
+        ctx.addIssue({ code: 'custom', message: `"${item}" is not provider=url` });
+        continue;
+      }
+      out[item.slice(0, i)] = item.slice(i + 1);
+    }
+    return out;
+  }),
+  'body-limit': bytes,
+  'shutdown-timeout': ms,
+  'stream-idle-timeout': ms,
+  'upstream-timeout': ms,
+  'log-level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+});
+export type ServerOptions = z.output<typeof OptionsSchema>;
+
+/** CLI values over environment over defaults; throws an Error naming the bad option. */
+export function readOptions(cli: Record<string, string | undefined>, env: NodeJS.ProcessEnv): ServerOptions {
+  const raw: Record<string, string | undefined> = {};
+  for (const o of OPTION_TABLE) raw[o.flag] = cli[o.flag] ?? env[o.env] ?? ('def' in o ? o.def : undefined);
+  const r = OptionsSchema.safeParse(raw);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => {
+      const flag = String(i.path[0] ?? '');
+      const o = OPTION_TABLE.find((x) => x.flag === flag);
+      return `  --${formatPath(i.path as (string | number)[])}${o ? ` (${o.env})` : ''}: ${i.message}`;
+    });
+    throw new Error(`invalid options:\n${lines.join('\n')}`);
+  }
+  return r.data;
+}
+
+export function helpText(): string {
+  const rows = OPTION_TABLE.map((o) => {
+    const left = `  --${o.flag} <value>`.padEnd(32);
+    return `${left}${o.help}\n${' '.repeat(32)}env ${o.env}${'def' in o ? `, default ${o.def}` : ''}`;
+  });
+  return `Usage: sluice serve [options]\n\nRuns the Sluice AI gateway.\n\nOptions:\n${rows.join('\n')}\n  -h, --help                    show this help\n`;
+}

@@ -1,0 +1,88 @@
+import { GatewayError } from '../errors/gateway-error.js';
+import { buildPlan, type PlanDeps } from '../plan/build-plan.js';
+import type { PlanNode } from '../plan/types.js';
+import { bearerToken, configFromHeaders, headerValue, REQUEST_HEADERS, type Headers } from './headers.js';
+import { parseConfig, type Config } from './schema.js';
+
+/** A small LRU: Map keeps insertion order; a hit moves the entry to the end. */
+class Lru<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(k: string): V | undefined {
+    const v = this.map.get(k);
+    if (v !== undefined) {
+      this.map.delete(k);
+      this.map.set(k, v);
+    }
+    return v;
+  }
+  set(k: string, v: V): void {
+    this.map.set(k, v);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+  }
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+/**
+ * Request headers → the plan to run. Sources, in order: `x-gateway-config` (inline JSON or a saved
+ * config id), then loose headers (provider, virtual key, custom host...), which fill the config's root
+ * where it does not set a field. Compiled plans are cached by their inputs, so the hot path neither
+ * re-validates nor re-builds a plan it has seen.
+ */
+export class ConfigResolver {
+  private readonly cache: Lru<PlanNode>;
+
+  constructor(
+    private readonly deps: PlanDeps,
+    private readonly saved: ReadonlyMap<string, Config>,
+    cacheSize = 1000,
+  ) {
+    this.cache = new Lru(cacheSize);
+  }
+
+  get cachedPlans(): number {
+    return this.cache.size;
+  }
+
+  resolve(headers: Headers): PlanNode {
+    const raw = headerValue(headers, REQUEST_HEADERS.config);
+    const loose = configFromHeaders(headers);
+    const bearer = bearerToken(headers);
+    const key = `${raw ?? ''}\u0000${loose ? JSON.stringify(loose) : ''}\u0000${bearer ?? ''}`;
+    const hit = this.cache.get(key);
+    if (hit) return hit;
+    const plan = this.compile(raw, loose, bearer);
+    this.cache.set(key, plan);
+    return plan;
+  }
+
+  private compile(raw: string | undefined, loose: Record<string, unknown> | undefined, bearer: string | undefined): PlanNode {
+    let base: Record<string, unknown> | undefined;
+    if (raw !== undefined) {
+      const trimmed = raw.trim();
+      if (trimmed.startsWith('{')) {
+        try {
+          base = JSON.parse(trimmed) as Record<string, unknown>;
+        } catch {
+          throw new GatewayError('invalid_header', 'Invalid header x-gateway-config: not valid JSON.', { param: REQUEST_HEADERS.config });
+        }
+      } else {
+        const saved = this.saved.get(trimmed);
+        if (!saved) {
+          throw new GatewayError('config_not_found', `No saved config has the id "${trimmed}".`, { param: REQUEST_HEADERS.config });
+        }
+        base = saved as Record<string, unknown>;
+      }
+    }
+    if (!base && !loose) throw new GatewayError('missing_provider');
+    const merged: Record<string, unknown> = { ...loose, ...base };
+    // The bearer token is the provider credential when the root names a provider and no credential.
+    if (merged.provider !== undefined && merged.api_key === undefined && merged.virtual_key === undefined && bearer) {
+      merged.api_key = bearer;
+    }
+    const config = parseConfig(merged);
+    return buildPlan(config, this.deps);
+  }
+}

@@ -1,0 +1,374 @@
+/**
+ * The config object of the interface spec ("Config object" and the objects it holds), as one strict,
+ * recursive zod schema. Unknown keys are rejected at every level, every issue keeps its full path
+ * (e.g. ['targets', 1, 'retry', 'attempts']), and the 18 required-key sets are checked on the root.
+ * Targets are checked against the key sets later, after inheritance (src/plan), not here.
+ */
+import { z } from 'zod';
+import { parseOrThrow } from './issues.js';
+
+// ---------------------------------------------------------------------------------------------
+// Small pieces
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** An HTTP status code as an integer. */
+const StatusCode = z
+  .number()
+  .int('status codes must be integers')
+  .min(100, 'status codes must be between 100 and 599')
+  .max(599, 'status codes must be between 100 and 599');
+
+const StatusCodes = z.array(StatusCode);
+
+/** retry.on_status_codes: the spec's schema says number and its table says string; take both. */
+const LooseStatusCode = z.preprocess(
+  (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v),
+  z
+    .number({ error: 'status codes must be integers or strings of digits such as "429"' })
+    .int('status codes must be integers')
+    .min(100, 'status codes must be between 100 and 599')
+    .max(599, 'status codes must be between 100 and 599'),
+);
+
+const JsonObject = z.record(z.string(), z.unknown());
+
+/**
+ * A string or an object, each checked by its own schema so that a bad object field keeps its path
+ * (a plain z.union would fold it into one `invalid_union` issue at the item).
+ */
+function stringOrObject<S extends z.ZodType<string>, O extends z.ZodType>(str: S, obj: O) {
+  return z.unknown().transform((value, ctx): z.output<S> | z.output<O> => {
+    if (typeof value !== 'string' && !isPlainObject(value)) {
+      ctx.addIssue({ code: 'custom', message: 'expected a string or an object', input: value });
+      return z.NEVER;
+    }
+    const r = (typeof value === 'string' ? str : obj).safeParse(value);
+    if (r.success) return r.data as z.output<S> | z.output<O>;
+    for (const issue of r.error.issues) {
+      // Paths are relative here; the parents prefix their own keys as the issue bubbles up.
+      ctx.addIssue({ ...issue, input: value } as Parameters<typeof ctx.addIssue>[0]);
+    }
+    return z.NEVER;
+  });
+}
+
+const CustomHost = z.string().refine(
+  (s) => {
+    try {
+      const u = new URL(s);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+    } catch {
+      return false;
+    }
+  },
+  { message: 'custom_host must be an absolute http:// or https:// URL, e.g. "https://llm.internal:8443/v1"' },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Strategy, cache, retry, circuit breaker
+
+export const STRATEGY_MODES = ['single', 'loadbalance', 'fallback', 'conditional', 'race'] as const;
+export type StrategyMode = (typeof STRATEGY_MODES)[number];
+
+/** Modes that route among `targets` and so need at least one. */
+const MULTI_TARGET_MODES: readonly string[] = ['loadbalance', 'fallback', 'conditional', 'race'];
+
+export const ConditionSchema = z.strictObject({
+  query: JsonObject,
+  then: z.string().min(1, 'then must name a target'),
+});
+
+export const StrategySchema = z
+  .strictObject({
+    mode: z.enum(STRATEGY_MODES),
+    conditions: z.array(ConditionSchema).optional(),
+    default: z.string().min(1, 'default must name a target').optional(),
+    on_status_codes: StatusCodes.optional(),
+    /** Gateway addition: delay between the staggered requests of `race`. */
+    hedge_after_ms: z.number().int().min(0).optional(),
+  })
+  .superRefine(
+    (s, ctx) => {
+      const mode = (s as { mode?: unknown }).mode;
+      if (typeof mode !== 'string' || !(STRATEGY_MODES as readonly string[]).includes(mode)) return;
+      const has = (k: string) => (s as Record<string, unknown>)[k] !== undefined;
+      if (mode === 'conditional') {
+        const conditions = (s as Record<string, unknown>).conditions;
+        if (conditions === undefined || (Array.isArray(conditions) && conditions.length === 0)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['conditions'],
+            message: 'mode "conditional" requires a non-empty conditions array',
+            input: conditions,
+          });
+        }
+        if (!has('default')) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['default'],
+            message: 'mode "conditional" requires default (the name of the target used when no condition matches)',
+            input: undefined,
+          });
+        }
+      } else {
+        for (const k of ['conditions', 'default'] as const) {
+          if (has(k)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: [k],
+              message: `${k} is only allowed when mode is "conditional" (mode is "${mode}")`,
+              input: (s as Record<string, unknown>)[k],
+            });
+          }
+        }
+      }
+      if (mode !== 'fallback' && has('on_status_codes')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['on_status_codes'],
+          message: `on_status_codes is only allowed when mode is "fallback" (mode is "${mode}")`,
+          input: (s as Record<string, unknown>).on_status_codes,
+        });
+      }
+      if (mode !== 'race' && has('hedge_after_ms')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['hedge_after_ms'],
+          message: `hedge_after_ms is only allowed when mode is "race" (mode is "${mode}")`,
+          input: (s as Record<string, unknown>).hedge_after_ms,
+        });
+      }
+    },
+    { when: (p) => isPlainObject(p.value) },
+  );
+
+export const CacheSchema = z.strictObject({
+  mode: z.enum(['simple', 'semantic']),
+  /** Seconds. */
+  max_age: z.number().int().positive().optional(),
+});
+
+export const RetrySchema = z.strictObject({
+  attempts: z.number().int().min(0).max(10),
+  on_status_codes: z.array(LooseStatusCode).optional(),
+  use_retry_after_headers: z.boolean().optional(),
+});
+
+export const CircuitBreakerSchema = z.strictObject({
+  failure_threshold: z.number().int().min(1),
+  /** Milliseconds. */
+  cooldown_interval: z.number().min(30_000),
+  failure_status_codes: StatusCodes.optional(),
+});
+
+export const DeploymentSchema = z.strictObject({
+  deployment_id: z.string(),
+  alias: z.string(),
+  api_version: z.string(),
+  is_default: z.boolean().optional(),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Hooks and guardrails
+
+export const FeedbackSchema = z.strictObject({
+  value: z.number().optional(),
+  weight: z.number().optional(),
+  metadata: JsonObject.optional(),
+});
+
+/** on_fail / on_success that may deny (before hooks, output guardrails). */
+const OutcomeWithDeny = z.strictObject({
+  feedback: FeedbackSchema.optional(),
+  deny: z.boolean().optional(),
+});
+
+/** on_fail / on_success that holds only feedback (after hooks, input guardrails). */
+const OutcomeFeedbackOnly = z.strictObject({
+  feedback: FeedbackSchema.optional(),
+});
+
+export const HookCheckSchema = z.strictObject({
+  id: z.string().min(1),
+  parameters: JsonObject,
+});
+
+export const BeforeRequestHookSchema = z.strictObject({
+  id: z.string().min(1),
+  type: z.string().optional(),
+  checks: z.array(HookCheckSchema).optional(),
+  on_fail: OutcomeWithDeny.optional(),
+  on_success: OutcomeWithDeny.optional(),
+});
+
+export const AfterRequestHookSchema = z.strictObject({
+  id: z.string().min(1),
+  type: z.string().optional(),
+  checks: z.array(HookCheckSchema).optional(),
+  async: z.boolean().optional(),
+  on_fail: OutcomeFeedbackOnly.optional(),
+  on_success: OutcomeFeedbackOnly.optional(),
+});
+
+const GuardrailCheckParams = z.record(z.string(), z.unknown(), {
+  error: 'each extra key of a guardrail entry names a check and its value must be an object (the check parameters)',
+});
+
+function guardrailEntry(outcome: typeof OutcomeWithDeny | typeof OutcomeFeedbackOnly) {
+  const obj = z
+    .object({
+      id: z.string().optional(),
+      deny: z.boolean().optional(),
+      async: z.boolean().optional(),
+      on_fail: outcome.optional(),
+      on_success: outcome.optional(),
+    })
+    .catchall(GuardrailCheckParams);
+  return stringOrObject(z.string().min(1, 'a guardrail id must not be empty'), obj);
+}
+
+export const InputGuardrailEntrySchema = guardrailEntry(OutcomeFeedbackOnly);
+export const OutputGuardrailEntrySchema = guardrailEntry(OutcomeWithDeny);
+
+// ---------------------------------------------------------------------------------------------
+// Required key sets
+
+/** The spec's 18 required-key sets, in its order. A config must contain every key of at least one. */
+export const REQUIRED_KEY_SETS: readonly (readonly string[])[] = Object.freeze([
+  ['provider', 'api_key'],
+  ['provider', 'custom_host'],
+  ['virtual_key'],
+  ['strategy', 'targets'],
+  ['cache'],
+  ['retry'],
+  ['prompt_id'],
+  ['forward_headers'],
+  ['request_timeout'],
+  ['provider', 'cloud_b_access_key_id', 'cloud_b_secret_access_key'],
+  ['provider', 'cloud_c_region', 'cloud_c_service_account_json'],
+  ['provider', 'cloud_c_region', 'cloud_c_project_id'],
+  ['provider', 'cloud_a_deployment_name', 'cloud_a_deployment_type', 'cloud_a_region', 'cloud_a_api_version'],
+  ['provider', 'cloud_a_endpoint_name', 'cloud_a_deployment_type'],
+  ['after_request_hooks'],
+  ['before_request_hooks'],
+  ['input_guardrails'],
+  ['output_guardrails'],
+].map((set) => Object.freeze(set)));
+
+/** True when every key of at least one required-key set is present (and not undefined). */
+export function satisfiesRequiredKeySet(obj: Record<string, unknown>): boolean {
+  return REQUIRED_KEY_SETS.some((set) => set.every((k) => obj[k] !== undefined));
+}
+
+export const REQUIRED_KEY_SETS_MESSAGE =
+  'config must contain at least one of these key sets: ' +
+  REQUIRED_KEY_SETS.map((set) => set.join(' + ')).join('; ');
+
+// ---------------------------------------------------------------------------------------------
+// The config object
+
+const ConfigObject = z.strictObject({
+  name: z.string().optional(),
+  strict_vendor_compliance: z.boolean().optional(),
+  provider: z.string().min(1, 'provider must not be empty').optional(),
+  api_key: z.string().optional(),
+  virtual_key: z.string().optional(),
+  prompt_id: z.string().optional(),
+  strategy: StrategySchema.optional(),
+  get targets(): z.ZodOptional<z.ZodArray<typeof ConfigObject>> {
+    return z.array(ConfigNode).optional();
+  },
+  weight: z.number().min(0).optional(),
+  on_status_codes: StatusCodes.optional(),
+  override_params: JsonObject.optional(),
+  /** Milliseconds. */
+  request_timeout: z.number().int().positive().optional(),
+  cache: CacheSchema.optional(),
+  retry: RetrySchema.optional(),
+  cb_config: CircuitBreakerSchema.optional(),
+  custom_host: CustomHost.optional(),
+  forward_headers: z.array(z.string().min(1, 'header names must not be empty')).optional(),
+  resource_name: z.string().optional(),
+  deployment_id: z.string().optional(),
+  api_version: z.string().optional(),
+  deployments: z.array(DeploymentSchema).optional(),
+  before_request_hooks: z.array(BeforeRequestHookSchema).optional(),
+  after_request_hooks: z.array(AfterRequestHookSchema).optional(),
+  input_guardrails: z.array(InputGuardrailEntrySchema).optional(),
+  output_guardrails: z.array(OutputGuardrailEntrySchema).optional(),
+  vendor_organization: z.string().optional(),
+  vendor_project: z.string().optional(),
+  cloud_a_region: z.string().optional(),
+  cloud_a_deployment_name: z.string().optional(),
+  cloud_a_deployment_type: z.enum(['serverless', 'managed']).optional(),
+  cloud_a_endpoint_name: z.string().optional(),
+  cloud_a_api_version: z.string().optional(),
+  cloud_b_access_key_id: z.string().optional(),
+  cloud_b_secret_access_key: z.string().optional(),
+  cloud_b_region: z.string().optional(),
+  cloud_b_session_token: z.string().optional(),
+  cloud_c_project_id: z.string().optional(),
+  cloud_c_region: z.string().optional(),
+  cloud_c_service_account_json: JsonObject.optional(),
+});
+
+/** One node of the tree (root or target): the object plus the strategy/targets rules. */
+const ConfigNode: typeof ConfigObject = ConfigObject.superRefine(
+  (c, ctx) => {
+    const node = c as Record<string, unknown>;
+    const strategy = node.strategy;
+    const targets = node.targets;
+    const mode = isPlainObject(strategy) ? strategy.mode : undefined;
+    if (targets !== undefined && strategy === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['targets'],
+        message: 'targets requires a strategy (e.g. {"mode": "fallback"})',
+        input: targets,
+      });
+    }
+    if (strategy !== undefined && Array.isArray(targets) && targets.length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['targets'],
+        message: 'targets must not be empty',
+        input: targets,
+      });
+    } else if (typeof mode === 'string' && MULTI_TARGET_MODES.includes(mode) && targets === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['targets'],
+        message: `strategy mode "${mode}" requires a non-empty targets array`,
+        input: targets,
+      });
+    }
+  },
+  { when: (p) => isPlainObject(p.value) },
+);
+
+/** The full config object: strict, recursive, and holding at least one required-key set at the root. */
+export const ConfigSchema: typeof ConfigObject = ConfigNode.superRefine(
+  (c, ctx) => {
+    if (!satisfiesRequiredKeySet(c as Record<string, unknown>)) {
+      ctx.addIssue({ code: 'custom', path: [], message: REQUIRED_KEY_SETS_MESSAGE, input: c });
+    }
+  },
+  { when: (p) => isPlainObject(p.value) },
+);
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type Strategy = z.infer<typeof StrategySchema>;
+export type CacheConfig = z.infer<typeof CacheSchema>;
+export type RetryConfig = z.infer<typeof RetrySchema>;
+export type CircuitBreakerConfig = z.infer<typeof CircuitBreakerSchema>;
+export type BeforeRequestHook = z.infer<typeof BeforeRequestHookSchema>;
+export type AfterRequestHook = z.infer<typeof AfterRequestHookSchema>;
+export type InputGuardrailEntry = z.infer<typeof InputGuardrailEntrySchema>;
+export type OutputGuardrailEntry = z.infer<typeof OutputGuardrailEntrySchema>;
+
+/** Parse a config or throw GatewayError invalid_config (400) whose `issues` name every bad path. */
+export function parseConfig(input: unknown, prefix: (string | number)[] = ['config']): Config {
+  return parseOrThrow(ConfigSchema, input, 'invalid_config', 'config', prefix);
+}

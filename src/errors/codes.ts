@@ -1,0 +1,46 @@
+/**
+ * The one error catalog. Every error the gateway itself produces has a code here, with its HTTP
+ * status, its OpenAI-style `type`, and a default message. The README's error table is kept equal to
+ * this list by test/errors/catalog.test.ts.
+ */
+export const ERROR_CATALOG = {
+  invalid_json: { status: 400, type: 'invalid_request_error', message: 'The request body is not valid JSON.' },
+  invalid_request_body: { status: 400, type: 'invalid_request_error', message: 'The request body is invalid.' },
+  invalid_header: { status: 400, type: 'invalid_request_error', message: 'A request header is invalid.' },
+  invalid_config: { status: 400, type: 'invalid_request_error', message: 'The gateway config is invalid.' },
+  missing_provider: {
+    status: 400,
+    type: 'invalid_request_error',
+    message:
+      'No provider: send x-gateway-provider with Authorization, x-gateway-virtual-key, x-gateway-config or x-gateway-custom-host.',
+  },
+  unknown_provider: { status: 400, type: 'invalid_request_error', message: 'The provider is not known to this gateway.' },
+  unsupported_endpoint: { status: 400, type: 'invalid_request_error', message: 'The provider does not serve this endpoint.' },
+  custom_host_not_allowed: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'custom_host points at a loopback, private or link-local address that is not in GATEWAY_TRUSTED_HOSTS.',
+  },
+  unknown_target: { status: 400, type: 'invalid_request_error', message: 'The config names a target that does not exist.' },
+  missing_gateway_key: { status: 401, type: 'authentication_error', message: 'Missing x-gateway-api-key header.' },
+  invalid_gateway_key: { status: 401, type: 'authentication_error', message: 'The x-gateway-api-key is not valid.' },
+  config_not_found: { status: 404, type: 'invalid_request_error', message: 'No saved config has this id.' },
+  virtual_key_not_found: { status: 404, type: 'invalid_request_error', message: 'No virtual key has this id.' },
+  route_not_found: { status: 404, type: 'invalid_request_error', message: 'Unknown route.' },
+  request_timeout: { status: 408, type: 'timeout_error', message: 'The request timed out.' },
+  body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
+  unsupported_media_type: {
+    status: 415,
+    type: 'invalid_request_error',
+    message: 'The request body must be JSON (Content-Type: application/json).',
+  },
+  upstream_error: { status: 502, type: 'upstream_error', message: 'The provider returned an error.' },
+  upstream_unreachable: { status: 502, type: 'upstream_error', message: 'The provider could not be reached.' },
+  upstream_invalid_response: { status: 502, type: 'upstream_error', message: 'The provider returned a response the gateway cannot read.' },
+  stream_interrupted: { status: 502, type: 'upstream_error', message: 'The provider stream ended before it was complete.' },
+  circuit_open: { status: 503, type: 'server_error', message: 'Every eligible target has an open circuit.' },
+  shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down.' },
+  internal_error: { status: 500, type: 'server_error', message: 'Internal gateway error.' },
+} as const satisfies Record<string, { status: number; type: string; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,0 +1,127 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent } from 'undici';
+import { createApp } from './http/app.js';
+import type { Bootstrap } from './config/bootstrap.js';
+import type { ServerOptions } from './config/options.js';
+import { describeGatewayError, loadPipelines, PipelineError } from './config/pipelines.js';
+import { ConfigResolver } from './config/resolve.js';
+import type { Config } from './config/schema.js';
+import { createLogger, type Logger } from './log.js';
+import { buildPlan, type PlanDeps } from './plan/build-plan.js';
+import { defaultProviders, ProviderRegistry } from './providers/registry.js';
+import { ApiKeyStore, generateApiKey } from './security/api-keys.js';
+import { createGuardedAgent, HostGuard } from './security/host-guard.js';
+
+export interface GatewayInit {
+  options: ServerOptions;
+  bootstrap?: Bootstrap;
+  logger?: Logger;
+  /** Saved configs; when absent they are read from options.pipelines. */
+  savedConfigs?: Map<string, Config>;
+}
+
+export interface Gateway {
+  server: Server;
+  logger: Logger;
+  /** Set when no key was configured: printed once at start, never logged. */
+  generatedKey?: string;
+  listen(port?: number, host?: string): Promise<AddressInfo>;
+  /** Stop accepting, let in-flight requests finish up to the deadline, then close everything. */
+  shutdown(timeoutMs?: number): Promise<void>;
+}
+
+/** The composition root: stores, registry, providers, dispatchers, resolver, app. */
+export function createGateway(init: GatewayInit): Gateway {
+  const { options, bootstrap } = init;
+  const logger = init.logger ?? createLogger(options['log-level']);
+
+  const apiKeys = new ApiKeyStore();
+  options['api-keys'].forEach((key, i) => apiKeys.add(key, { name: `env-${i}` }));
+  for (const k of bootstrap?.api_keys ?? []) {
+    const rec: { name: string; workspace_id?: string; organisation_id?: string } = { name: k.name };
+    if (k.workspace_id) rec.workspace_id = k.workspace_id;
+    if (k.organisation_id) rec.organisation_id = k.organisation_id;
+    apiKeys.add(k.key, rec);
+  }
+  let generatedKey: string | undefined;
+  if (apiKeys.size === 0) {
+    generatedKey = generateApiKey();
+    apiKeys.add(generatedKey, { name: 'generated' });
+  }
+
+  const registry = new ProviderRegistry(defaultProviders(), {
+    ...bootstrap?.provider_base_urls,
+    ...options['provider-base-urls'],
+  });
+  const hostGuard = new HostGuard({ trusted: options['trusted-hosts'] });
+  const agentOptions: Agent.Options = {
+    keepAliveTimeout: 30_000,
+    keepAliveMaxTimeout: 600_000,
+    headersTimeout: options['upstream-timeout'],
+    bodyTimeout: options['stream-idle-timeout'],
+    connections: 512,
+    pipelining: 1,
+  };
+  const dispatchers = { trusted: new Agent(agentOptions), guarded: createGuardedAgent(hostGuard, agentOptions) };
+
+  const planDeps: PlanDeps = {
+    virtualKeys: new Map(Object.entries(bootstrap?.virtual_keys ?? {})),
+    registry,
+    hostGuard,
+  };
+  const saved = init.savedConfigs ?? loadPipelines(options.pipelines, options.pipelines !== 'pipelines');
+  for (const [id, cfg] of saved) {
+    try {
+      buildPlan(cfg, planDeps);
+    } catch (e) {
+      throw new PipelineError(describeGatewayError(`saved config ${id}`, e));
+    }
+  }
+
+  let draining = false;
+  const app = createApp({
+    resolver: new ConfigResolver(planDeps, saved),
+    pipeline: { registry, dispatchers, streamIdleTimeoutMs: options['stream-idle-timeout'] },
+    apiKeys,
+    logger,
+    bodyLimitBytes: options['body-limit'],
+    isDraining: () => draining,
+  });
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, app);
+
+  return {
+    server,
+    logger,
+    generatedKey,
+    listen(port = options.port, host = options.host) {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve(server.address() as AddressInfo);
+        });
+      });
+    },
+    async shutdown(timeoutMs = options['shutdown-timeout']) {
+      draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Connections that finish their last response become idle: close them as they do.
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      server.closeIdleConnections();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<'deadline'>((resolve) => {
+        timer = setTimeout(() => resolve('deadline'), timeoutMs);
+      });
+      const outcome = await Promise.race([closed.then(() => 'drained' as const), deadline]);
+      clearInterval(sweep);
+      clearTimeout(timer);
+      if (outcome === 'deadline') {
+        logger.warn({ msg: 'shutdown deadline reached; closing remaining connections', timeout_ms: timeoutMs });
+        server.closeAllConnections();
+        await closed;
+      }
+      await Promise.all([dispatchers.trusted.close(), dispatchers.guarded.close()]);
+    },
+  };
+}

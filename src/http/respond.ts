@@ -1,0 +1,73 @@
+import type { Request, Response } from 'express';
+import type { Observable, Subscription } from 'rxjs';
+import { normalizeError, sendError } from './errors.js';
+import type { AnswerMeta, GatewayEvent } from '../pipeline/events.js';
+import type { RequestContext } from '../pipeline/context.js';
+import { SSE_DONE, SSE_HEADERS, sseData, sseError } from '../upstream/sse-encode.js';
+
+function setAnswerHeaders(res: Response, meta: AnswerMeta): void {
+  res.locals.meta = meta;
+  res.setHeader('x-gateway-provider', meta.provider);
+  res.setHeader('x-gateway-target', meta.target);
+  res.setHeader('x-gateway-retry-attempt-count', String(meta.retries));
+  if (meta.upstreamHeaders) for (const k in meta.upstreamHeaders) res.setHeader(k, meta.upstreamHeaders[k]!);
+}
+
+/**
+ * Subscribe to the plan's events and write them: one JSON body, or SSE frames ending in
+ * `data: [DONE]`. A client that goes away unsubscribes, which aborts every upstream call. A failure
+ * after the stream started ends it with an SSE error event and no [DONE].
+ */
+export function respond(events: Observable<GatewayEvent>, req: Request, res: Response, ctx: RequestContext): void {
+  let sub: Subscription | undefined;
+  let done = false;
+  const onClose = (): void => {
+    if (!done) {
+      done = true;
+      res.locals.clientAborted = true;
+      sub?.unsubscribe();
+    }
+  };
+  res.on('close', onClose);
+  sub = events.subscribe({
+    next(ev) {
+      switch (ev.type) {
+        case 'json':
+          setAnswerHeaders(res, ev.meta);
+          if (ev.usage) ctx.usage = ev.usage;
+          res.statusCode = ev.status;
+          res.setHeader('content-type', 'application/json; charset=utf-8');
+          res.end(ev.raw ?? JSON.stringify(ev.body));
+          return;
+        case 'stream-start':
+          setAnswerHeaders(res, ev.meta);
+          res.writeHead(200, SSE_HEADERS);
+          return;
+        case 'chunk':
+          if (ev.usage) ctx.usage = ev.usage;
+          if (ev.data !== '') res.write(sseData(ev.data));
+          return;
+      }
+    },
+    error(err: unknown) {
+      done = true;
+      if (!res.headersSent) {
+        sendError(res, err, ctx.traceId);
+        return;
+      }
+      const ge = normalizeError(err);
+      res.locals.error = ge;
+      if (!res.writableEnded) res.end(sseError(ge.toBody(ctx.traceId)));
+    },
+    complete() {
+      done = true;
+      if (res.writableEnded) return;
+      if (res.headersSent) res.end(SSE_DONE);
+      else if (req.method !== 'HEAD') {
+        // A stream that ended before any content: still a well-formed, complete SSE answer.
+        res.writeHead(200, SSE_HEADERS);
+        res.end(SSE_DONE);
+      }
+    },
+  });
+}

@@ -1,0 +1,40 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { parseBody } from '../../config/bodies.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { runPlan } from '../../pipeline/run-plan.js';
+import type { RequestContext } from '../../pipeline/context.js';
+import type { Endpoint } from '../../providers/types.js';
+import { sendError } from '../errors.js';
+import { respond } from '../respond.js';
+import type { AppDeps } from '../app.js';
+
+function jsonBody(req: Request): unknown {
+  if (req.body === undefined) {
+    if (!req.is('application/json') && !req.is('+json')) throw new GatewayError('unsupported_media_type');
+    throw new GatewayError('invalid_json', 'The request body is empty.');
+  }
+  return req.body;
+}
+
+/**
+ * The route every proxied endpoint shares: validate the body, resolve the plan from the headers,
+ * run it, write what it emits. No provider names, no strategy branches.
+ */
+export function proxyRoute(endpoint: Endpoint, deps: AppDeps): RequestHandler {
+  return (req: Request, res: Response) => {
+    const traceId = res.locals.traceId as string;
+    try {
+      const plan = deps.resolver.resolve(req.headers);
+      const body = endpoint === 'models' ? undefined : (parseBody(endpoint, jsonBody(req)) as Record<string, unknown>);
+      const ctx: RequestContext = {
+        traceId,
+        request: { endpoint, body, stream: endpoint !== 'embeddings' && body?.stream === true, headers: req.headers },
+        attempts: 0,
+      };
+      res.locals.ctx = ctx;
+      respond(runPlan(plan, ctx, deps.pipeline), req, res, ctx);
+    } catch (e) {
+      sendError(res, e, traceId);
+    }
+  };
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { loadBootstrap, BootstrapError } from './config/bootstrap.js';
+import { helpText, OPTION_TABLE, readOptions } from './config/options.js';
+import { PipelineError } from './config/pipelines.js';
+import { createGateway } from './gateway.js';
+
+function fail(message: string): never {
+  process.stderr.write(`sluice: ${message}\n`);
+  process.exit(2);
+}
+
+async function serve(argv: string[]): Promise<void> {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    const parsed = parseArgs({
+      args: argv,
+      options: {
+        ...Object.fromEntries(OPTION_TABLE.map((o) => [o.flag, { type: 'string' as const }])),
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+    values = parsed.values;
+  } catch (e) {
+    fail(`${(e as Error).message}\n\n${helpText()}`);
+  }
+  if (values.help) {
+    process.stdout.write(helpText());
+    return;
+  }
+  let gateway;
+  try {
+    const options = readOptions(values as Record<string, string | undefined>, process.env);
+    const bootstrap = options.bootstrap ? loadBootstrap(options.bootstrap) : undefined;
+    gateway = createGateway({ options, bootstrap });
+  } catch (e) {
+    if (e instanceof BootstrapError || e instanceof PipelineError) fail(e.message);
+    fail((e as Error).message);
+  }
+  const addr = await gateway.listen().catch((e: Error) => fail(`cannot listen: ${e.message}`));
+  if (gateway.generatedKey) {
+    // Printed once, to the terminal only: never through the logger.
+    process.stderr.write(
+      `\nNo gateway key configured (GATEWAY_API_KEYS or --bootstrap). Generated one for this run:\n\n  x-gateway-api-key: ${gateway.generatedKey}\n\n`,
+    );
+  }
+  gateway.logger.info({ msg: 'listening', address: addr.address, port: addr.port, pid: process.pid });
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    gateway.logger.info({ msg: 'shutting down', signal });
+    gateway.shutdown().then(
+      () => {
+        gateway.logger.info({ msg: 'stopped' });
+        gateway.logger.flush?.();
+        process.exit(0);
+      },
+      (e: Error) => {
+        gateway.logger.error({ msg: 'shutdown failed', err: e.message });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+const [command, ...rest] = process.argv.slice(2);
+if (command === 'serve') {
+  void serve(rest);
+} else if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  process.stdout.write(`Usage: sluice <command>\n\nCommands:\n  serve    run the gateway (sluice serve --help)\n`);
+} else {
+  fail(`unknown command "${command}". Try: sluice serve --help`);
+}

@@ -1,0 +1,76 @@
+import { Observable, type OperatorFunction } from 'rxjs';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Provider, ProviderRequest, StreamChunk } from '../providers/types.js';
+import type { UpstreamHeaders, UpstreamMessage } from '../upstream/call.js';
+import type { AnswerMeta, GatewayEvent } from '../pipeline/events.js';
+
+/** Upstream headers worth passing to the client. */
+function passOn(headers: UpstreamHeaders): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  for (const name in headers) {
+    if (name === 'x-request-id' || name.startsWith('x-ratelimit-')) {
+      const v = headers[name];
+      if (v !== undefined) (out ??= {})[name] = Array.isArray(v) ? v.join(', ') : v;
+    }
+  }
+  return out;
+}
+
+/**
+ * Provider wire messages → gateway events, through the provider's pure functions. For a stream,
+ * `stream-start` is emitted with the first chunk that has content, never before.
+ */
+export function decodeUpstream(provider: Provider, req: ProviderRequest, meta: AnswerMeta): OperatorFunction<UpstreamMessage, GatewayEvent> {
+  return (source) =>
+    new Observable<GatewayEvent>((subscriber) => {
+      let state = req.stream ? provider.streamStart(req) : undefined;
+      let started = false;
+      let ended = false;
+      const emit = (c: StreamChunk, headers: UpstreamHeaders | undefined): void => {
+        if (!started && c.data !== '') {
+          started = true;
+          const upstreamHeaders = headers && passOn(headers);
+          subscriber.next({ type: 'stream-start', meta: upstreamHeaders ? { ...meta, upstreamHeaders } : meta });
+        }
+        subscriber.next(c.usage ? { type: 'chunk', data: c.data, usage: c.usage } : { type: 'chunk', data: c.data });
+      };
+      return source.subscribe({
+        next(m) {
+          try {
+            if (m.type === 'body') {
+              if (req.stream) {
+                throw new GatewayError('upstream_invalid_response', 'The provider answered a stream request without a stream.');
+              }
+              const r = provider.fromJson(req, m.text);
+              const upstreamHeaders = passOn(m.headers);
+              subscriber.next({
+                type: 'json',
+                status: m.status,
+                body: r.body,
+                raw: r.raw,
+                meta: upstreamHeaders ? { ...meta, upstreamHeaders } : meta,
+                usage: r.usage,
+              });
+              return;
+            }
+            if (ended) return;
+            const step = provider.fromStreamEvent(state, m.event);
+            state = step.state;
+            for (const c of step.chunks) emit(c, m.headers);
+            if (step.done) ended = true;
+          } catch (e) {
+            subscriber.error(e);
+          }
+        },
+        error: (e: unknown) => subscriber.error(e),
+        complete() {
+          try {
+            if (req.stream) for (const c of provider.streamEnd(state)) emit(c, undefined);
+            subscriber.complete();
+          } catch (e) {
+            subscriber.error(e);
+          }
+        },
+      });
+    });
+}

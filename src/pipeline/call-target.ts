@@ -1,0 +1,35 @@
+import { defer, type Observable } from 'rxjs';
+import type { TargetNode } from '../plan/types.js';
+import type { ProviderRequest } from '../providers/types.js';
+import { callUpstream } from '../upstream/call.js';
+import { decodeUpstream } from '../operators/decode-upstream.js';
+import { attemptTimeout } from '../operators/timeout.js';
+import type { PipelineDeps, RequestContext } from './context.js';
+import type { GatewayEvent } from './events.js';
+
+/** The request as this target sends it: override_params win over the body; its forward_headers. */
+export function requestFor(node: TargetNode, ctx: RequestContext): ProviderRequest {
+  const base = ctx.request;
+  const o = node.settings.override_params;
+  const fwd = node.settings.forward_headers;
+  if (!o && !fwd) return base;
+  const req: ProviderRequest = { ...base };
+  if (o && base.body) req.body = { ...base.body, ...o };
+  if (fwd) req.forwardHeaders = fwd;
+  return req;
+}
+
+/** One attempt at one target: translate, call, decode, bounded by request_timeout. Cold. */
+export function callTarget(node: TargetNode, ctx: RequestContext, deps: PipelineDeps): Observable<GatewayEvent> {
+  return defer(() => {
+    ctx.attempts++;
+    const provider = deps.registry.get(node.target.provider);
+    const req = requestFor(node, ctx);
+    const upstream = provider.toProvider(req, node.target, deps.registry.baseUrl(provider, node.target));
+    const meta = { provider: provider.descriptor.id, target: node.path, retries: 0 };
+    return callUpstream(deps.dispatchers, upstream, provider.fromError).pipe(
+      decodeUpstream(provider, req, meta),
+      attemptTimeout<GatewayEvent>(node.settings.request_timeout, req.stream ? deps.streamIdleTimeoutMs : undefined, deps.scheduler),
+    );
+  });
+}

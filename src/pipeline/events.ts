@@ -1,0 +1,21 @@
+import type { Usage } from '../providers/types.js';
+
+/** Which target answered: becomes the x-gateway-* response headers and the log line. */
+export interface AnswerMeta {
+  provider: string;
+  /** JSON path of the answering target, e.g. `config.targets[1]`. */
+  target: string;
+  retries: number;
+  /** Upstream response headers passed on to the client (request id, rate limits). */
+  upstreamHeaders?: Record<string, string>;
+}
+
+/**
+ * What a plan emits. A non-stream request: one `json`. A stream: `stream-start` (sent together with
+ * the first chunk, so nothing reaches the client before there is content), then `chunk`s; completion
+ * means the stream ended cleanly. Errors travel on the error channel as GatewayError.
+ */
+export type GatewayEvent =
+  | { type: 'json'; status: number; body: unknown; raw?: string; meta: AnswerMeta; usage?: Usage }
+  | { type: 'stream-start'; meta: AnswerMeta }
+  | { type: 'chunk'; data: string; usage?: Usage };

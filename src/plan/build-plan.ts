@@ -1,0 +1,117 @@
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Config } from '../config/schema.js';
+import { satisfiesRequiredKeySet } from '../config/schema.js';
+import type { VirtualKey } from '../config/bootstrap.js';
+import type { ProviderRegistry } from '../providers/registry.js';
+import type { Target } from '../providers/types.js';
+import type { HostGuard } from '../security/host-guard.js';
+import { inherit } from './inherit.js';
+import type { NodeSettings, PlanNode, StrategyNode, TargetNode } from './types.js';
+
+export interface PlanDeps {
+  virtualKeys: ReadonlyMap<string, VirtualKey>;
+  registry: ProviderRegistry;
+  hostGuard: HostGuard;
+}
+
+/** Config fields that describe how to reach a provider; kept on the target, never inherited. */
+const PROVIDER_FIELDS = [
+  'resource_name',
+  'deployment_id',
+  'api_version',
+  'deployments',
+  'cloud_a_region',
+  'cloud_a_deployment_name',
+  'cloud_a_deployment_type',
+  'cloud_a_endpoint_name',
+  'cloud_a_api_version',
+  'cloud_b_access_key_id',
+  'cloud_b_secret_access_key',
+  'cloud_b_region',
+  'cloud_b_session_token',
+  'cloud_c_project_id',
+  'cloud_c_region',
+  'cloud_c_service_account_json',
+] as const;
+
+function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: PlanDeps): Target {
+  let vkId = cfg.virtual_key;
+  let providerName = cfg.provider;
+  // `@slug` names a stored credential (the catalog) when one has that id, else a provider.
+  if (!vkId && providerName?.startsWith('@') && deps.virtualKeys.has(providerName.slice(1))) {
+    vkId = providerName.slice(1);
+    providerName = undefined;
+  }
+  let vk: VirtualKey | undefined;
+  if (vkId) {
+    vk = deps.virtualKeys.get(vkId.startsWith('@') ? vkId.slice(1) : vkId);
+    if (!vk) throw new GatewayError('virtual_key_not_found', `No virtual key has the id "${vkId}".`, { param: `${path}.virtual_key` });
+  }
+  const name = providerName ?? vk?.provider;
+  if (!name) {
+    throw new GatewayError('missing_provider', `${path} names no provider: set provider (with api_key or custom_host) or virtual_key.`, {
+      param: path,
+    });
+  }
+  const provider = deps.registry.get(name, `${path}.provider`);
+  const customHost = cfg.custom_host ?? vk?.custom_host ?? settings.custom_host;
+  if (customHost !== undefined) deps.hostGuard.checkUrl(customHost);
+  const target: Target = { provider: provider.descriptor.id };
+  const apiKey = cfg.api_key ?? vk?.api_key;
+  if (apiKey !== undefined) target.api_key = apiKey;
+  if (customHost !== undefined) target.custom_host = customHost;
+  const org = cfg.vendor_organization ?? vk?.vendor_organization;
+  if (org !== undefined) target.vendor_organization = org;
+  const project = cfg.vendor_project ?? vk?.vendor_project;
+  if (project !== undefined) target.vendor_project = project;
+  let extra: Record<string, unknown> | undefined;
+  for (const f of PROVIDER_FIELDS) {
+    const v = (cfg as Record<string, unknown>)[f] ?? (vk as Record<string, unknown> | undefined)?.[f];
+    if (v !== undefined) (extra ??= {})[f] = v;
+  }
+  if (extra) target.extra = extra;
+  // Fail now, not per request, when the provider cannot be reached at all.
+  deps.registry.baseUrl(provider, target);
+  return target;
+}
+
+function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, isRoot: boolean): PlanNode {
+  const settings = inherit(parent, cfg as Partial<Record<keyof NodeSettings, unknown>>);
+  if (!isRoot && !satisfiesRequiredKeySet({ ...cfg, ...settings })) {
+    throw new GatewayError('invalid_config', `${path} satisfies none of the required key sets.`, {
+      param: path,
+      issues: [{ path: path.split(/\.|(?=\[)/), message: 'needs provider with api_key, virtual_key, strategy with targets, ...' }],
+    });
+  }
+  const weight = cfg.weight ?? 1;
+  const mode = cfg.strategy?.mode;
+  if (!mode || (mode === 'single' && !cfg.targets)) {
+    const target = resolveTarget(cfg, settings, path, deps);
+    const node: TargetNode = { kind: 'target', path, weight, settings, target, id: cfg.name ?? path };
+    if (cfg.name !== undefined) node.name = cfg.name;
+    return node;
+  }
+  const strategy = cfg.strategy!;
+  const children = (cfg.targets ?? []).map((t, i) => build(t, settings, `${path}.targets[${i}]`, deps, false));
+  const node: StrategyNode = { kind: mode, path, weight, settings, children };
+  if (cfg.name !== undefined) node.name = cfg.name;
+  if (strategy.on_status_codes) node.on_status_codes = strategy.on_status_codes;
+  if (strategy.hedge_after_ms !== undefined) node.hedge_after_ms = strategy.hedge_after_ms;
+  if (mode === 'conditional') {
+    const names = new Set(children.map((c) => c.name).filter((n): n is string => n !== undefined));
+    const wanted = [...(strategy.conditions ?? []).map((c) => c.then), strategy.default!];
+    for (const w of wanted) {
+      if (!names.has(w)) {
+        throw new GatewayError('unknown_target', `${path}: no target is named "${w}".`, { param: `${path}.strategy` });
+      }
+    }
+    node.conditions = strategy.conditions as StrategyNode['conditions'];
+    node.default = strategy.default;
+  }
+  return node;
+}
+
+/** A validated config → the plan tree, inheritance applied, every target resolved. Pure but for lookups. */
+export function buildPlan(config: Config, deps: PlanDeps, rootPath = 'config'): PlanNode {
+  return build(config, {}, rootPath, deps, true);
+}

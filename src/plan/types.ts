@@ -1,0 +1,46 @@
+import type { Target } from '../providers/types.js';
+import type { Config } from '../config/schema.js';
+
+/** Settings a node carries after inheritance (DESIGN.md §3). */
+export interface NodeSettings {
+  override_params?: Record<string, unknown>;
+  retry?: Config['retry'];
+  cache?: Config['cache'];
+  request_timeout?: number;
+  cb_config?: Config['cb_config'];
+  custom_host?: string;
+  forward_headers?: string[];
+  before_request_hooks?: Config['before_request_hooks'];
+  after_request_hooks?: Config['after_request_hooks'];
+  input_guardrails?: Config['input_guardrails'];
+  output_guardrails?: Config['output_guardrails'];
+  strict_vendor_compliance?: boolean;
+}
+
+interface NodeBase {
+  /** JSON path of the node in the config, e.g. `config.targets[1].targets[0]`. */
+  path: string;
+  name?: string;
+  weight: number;
+  settings: NodeSettings;
+}
+
+export interface TargetNode extends NodeBase {
+  kind: 'target';
+  target: Target;
+  /** Stable label for metrics and breaker state: the name, else the path. */
+  id: string;
+}
+
+export type StrategyMode = 'single' | 'loadbalance' | 'fallback' | 'conditional' | 'race';
+
+export interface StrategyNode extends NodeBase {
+  kind: StrategyMode;
+  children: PlanNode[];
+  on_status_codes?: number[];
+  conditions?: { query: Record<string, unknown>; then: string }[];
+  default?: string;
+  hedge_after_ms?: number;
+}
+
+export type PlanNode = TargetNode | StrategyNode;

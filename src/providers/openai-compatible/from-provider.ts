@@ -1,0 +1,107 @@
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { JsonResult, ProviderRequest, SseEvent, StreamChunk, StreamStep, Usage } from '../types.js';
+
+function readUsage(u: unknown): Usage | undefined {
+  if (!u || typeof u !== 'object') return undefined;
+  const o = u as Record<string, unknown>;
+  const p = typeof o.prompt_tokens === 'number' ? o.prompt_tokens : 0;
+  const c = typeof o.completion_tokens === 'number' ? o.completion_tokens : 0;
+  const t = typeof o.total_tokens === 'number' ? o.total_tokens : p + c;
+  return { prompt_tokens: p, completion_tokens: c, total_tokens: t };
+}
+
+/** 2xx JSON body → result. The text is parsed once; it is sent back verbatim. */
+export function fromOpenAIJson(_req: ProviderRequest, text: string): JsonResult {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new GatewayError('upstream_invalid_response', 'The provider returned a body that is not JSON.');
+  }
+  if (!body || typeof body !== 'object') {
+    throw new GatewayError('upstream_invalid_response', 'The provider returned JSON that is not an object.');
+  }
+  return { body, raw: text, usage: readUsage((body as Record<string, unknown>).usage) };
+}
+
+function pickHeader(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Non-2xx → GatewayError with the upstream status and the provider's message. */
+export function fromOpenAIError(
+  status: number,
+  text: string,
+  headers: Record<string, string | string[] | undefined>,
+): GatewayError {
+  let message = `The provider answered ${status}.`;
+  let code: string | null = null;
+  let type: string | undefined;
+  let param: string | null = null;
+  try {
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    const err = (parsed.error ?? parsed) as Record<string, unknown> | string;
+    if (typeof err === 'string') message = err;
+    else if (err && typeof err === 'object') {
+      if (typeof err.message === 'string') message = err.message;
+      if (typeof err.code === 'string' || typeof err.code === 'number') code = String(err.code);
+      if (typeof err.type === 'string') type = err.type;
+      if (typeof err.param === 'string') param = err.param;
+    }
+  } catch {
+    if (text.length > 0) message = text.slice(0, 500);
+  }
+  const out: Record<string, string> = {};
+  for (const h of ['retry-after', 'retry-after-ms', 'x-should-retry']) {
+    const v = pickHeader(headers, h);
+    if (v !== undefined) out[h] = v;
+  }
+  return new GatewayError('upstream_error', message, {
+    status: status >= 400 && status <= 599 ? status : 502,
+    upstreamCode: code,
+    upstreamType: type,
+    param,
+    headers: out,
+  });
+}
+
+export interface OpenAIStreamState {
+  /** The client did not ask for usage; we asked, so the usage-only chunk is hidden. */
+  hideUsageChunk: boolean;
+  done: boolean;
+}
+
+export function openAIStreamStart(req: ProviderRequest, injected: boolean): OpenAIStreamState {
+  const opts = req.body?.stream_options as { include_usage?: boolean } | null | undefined;
+  return { hideUsageChunk: injected && opts == null, done: false };
+}
+
+/** One upstream SSE event → chunks for the client. Pure reducer. */
+export function fromOpenAIStreamEvent(state: OpenAIStreamState, ev: SseEvent): StreamStep<OpenAIStreamState> {
+  const data = ev.data;
+  if (data === '[DONE]') return { state: { ...state, done: true }, chunks: [], done: true };
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(data) as Record<string, unknown>;
+  } catch {
+    throw new GatewayError('upstream_invalid_response', 'The provider sent a stream event that is not JSON.');
+  }
+  if (ev.event === 'error' || (parsed && typeof parsed === 'object' && 'error' in parsed && parsed.error)) {
+    const e = fromOpenAIError(502, data, {});
+    throw new GatewayError('upstream_error', e.message, { status: 502, upstreamCode: e.upstreamCode });
+  }
+  const usage = parsed.usage ? readUsage(parsed.usage) : undefined;
+  const choices = parsed.choices as unknown[] | undefined;
+  if (usage && state.hideUsageChunk && Array.isArray(choices) && choices.length === 0) {
+    // The usage-only chunk we asked for: keep the numbers, do not show the chunk.
+    return { state, chunks: [{ data: '', usage }] };
+  }
+  const chunk: StreamChunk = usage ? { data, usage } : { data };
+  return { state, chunks: [chunk] };
+}
+
+export function openAIStreamEnd(state: OpenAIStreamState): StreamChunk[] {
+  if (!state.done) throw new GatewayError('stream_interrupted');
+  return [];
+}

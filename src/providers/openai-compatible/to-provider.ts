@@ -1,0 +1,61 @@
+import type { ProviderDescriptor, ProviderRequest, Target, UpstreamRequest } from '../types.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+
+/** Split a base URL once into origin and path prefix (cached: base URLs are few). */
+const splitCache = new Map<string, { origin: string; prefix: string }>();
+export function splitBaseUrl(baseUrl: string): { origin: string; prefix: string } {
+  let hit = splitCache.get(baseUrl);
+  if (hit) return hit;
+  const u = new URL(baseUrl);
+  hit = { origin: u.origin, prefix: u.pathname.replace(/\/+$/, '') };
+  if (splitCache.size > 1000) splitCache.clear();
+  splitCache.set(baseUrl, hit);
+  return hit;
+}
+
+/** OpenAI-shaped request → OpenAI-compatible upstream request. Pure. */
+export function toOpenAICompatible(
+  descriptor: ProviderDescriptor,
+  req: ProviderRequest,
+  target: Target,
+  baseUrl: string,
+): UpstreamRequest {
+  const path = descriptor.paths[req.endpoint];
+  if (!path) {
+    throw new GatewayError('unsupported_endpoint', `Provider ${descriptor.id} does not serve ${req.endpoint}.`);
+  }
+  const { origin, prefix } = splitBaseUrl(baseUrl);
+  const headers: Record<string, string> = {};
+  const fwd = req.forwardHeaders;
+  if (fwd) {
+    for (const name of fwd) {
+      const v = req.headers[name.toLowerCase()];
+      if (v !== undefined) headers[name] = Array.isArray(v) ? v.join(', ') : v;
+    }
+  }
+  if (target.api_key) {
+    headers[descriptor.auth.header] = descriptor.auth.scheme ? `${descriptor.auth.scheme} ${target.api_key}` : target.api_key;
+  }
+  if (target.vendor_organization) headers['openai-organization'] = target.vendor_organization;
+  if (target.vendor_project) headers['openai-project'] = target.vendor_project;
+
+  let body: string | undefined;
+  if (req.body) {
+    headers['content-type'] = 'application/json';
+    let payload = req.body;
+    if (req.stream && descriptor.injectStreamUsage && payload.stream_options == null) {
+      payload = { ...payload, stream_options: { include_usage: true } };
+    }
+    body = JSON.stringify(payload);
+  }
+  if (req.stream) headers.accept = 'text/event-stream';
+  return {
+    origin,
+    path: prefix + path,
+    method: req.body ? 'POST' : 'GET',
+    headers,
+    body,
+    stream: req.stream,
+    untrustedHost: target.custom_host !== undefined,
+  };
+}

@@ -1,0 +1,52 @@
+import { GatewayError } from '../errors/gateway-error.js';
+import { OPENAI_COMPATIBLE } from './openai-compatible/descriptors.js';
+import { openAICompatible } from './openai-compatible/index.js';
+import type { Provider, Target } from './types.js';
+
+/** Providers by id and alias, and the base URL each target resolves to. */
+export class ProviderRegistry {
+  private readonly byName = new Map<string, Provider>();
+  private readonly baseUrlOverrides: Map<string, string>;
+
+  constructor(providers: readonly Provider[], baseUrlOverrides: Record<string, string> = {}) {
+    for (const p of providers) {
+      this.byName.set(p.descriptor.id, p);
+      for (const a of p.descriptor.aliases ?? []) this.byName.set(a, p);
+    }
+    this.baseUrlOverrides = new Map(Object.entries(baseUrlOverrides));
+    for (const id of this.baseUrlOverrides.keys()) {
+      if (!this.byName.has(id)) throw new Error(`provider_base_urls names an unknown provider: ${id}`);
+    }
+  }
+
+  /** `openai`, `@openai`, `OpenAI` → the provider; undefined when unknown. */
+  find(name: string): Provider | undefined {
+    const n = (name.startsWith('@') ? name.slice(1) : name).toLowerCase();
+    return this.byName.get(n);
+  }
+
+  get(name: string, param = 'provider'): Provider {
+    const p = this.find(name);
+    if (!p) throw new GatewayError('unknown_provider', `Unknown provider "${name}".`, { param });
+    return p;
+  }
+
+  /** custom_host wins; then an operator override; then the descriptor's default. */
+  baseUrl(provider: Provider, target: Target): string {
+    const url = target.custom_host ?? this.baseUrlOverrides.get(provider.descriptor.id) ?? provider.descriptor.baseUrl;
+    if (!url) {
+      throw new GatewayError('invalid_config', `Provider ${provider.descriptor.id} needs a custom_host.`, {
+        param: 'custom_host',
+      });
+    }
+    return url;
+  }
+
+  ids(): string[] {
+    return [...new Set([...this.byName.values()].map((p) => p.descriptor.id))];
+  }
+}
+
+export function defaultProviders(): Provider[] {
+  return OPENAI_COMPATIBLE.map((d) => openAICompatible(d) as Provider);
+}

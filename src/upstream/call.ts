@@ -1,0 +1,104 @@
+import { Observable } from 'rxjs';
+import type { Dispatcher } from 'undici';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { SseEvent, UpstreamRequest } from '../providers/types.js';
+import { createSseDecoder } from './sse-decode.js';
+import { customHostRefusal } from '../security/host-guard.js';
+
+export type UpstreamHeaders = Record<string, string | string[] | undefined>;
+
+/** What an upstream call emits: one whole body, or SSE events as they arrive. */
+export type UpstreamMessage =
+  | { type: 'body'; status: number; headers: UpstreamHeaders; text: string }
+  | { type: 'event'; status: number; headers: UpstreamHeaders; event: SseEvent };
+
+export type ErrorMapper = (status: number, text: string, headers: UpstreamHeaders) => Error;
+
+export interface Dispatchers {
+  /** For provider base URLs the operator configured. */
+  trusted: Dispatcher;
+  /** For custom_host URLs: every connection's resolved address goes through the host guard. */
+  guarded: Dispatcher;
+}
+
+function transportError(err: unknown): Error {
+  const refused = customHostRefusal(err);
+  if (refused) return refused;
+  const e = err as { code?: string };
+  return new GatewayError('upstream_unreachable', `The provider could not be reached (${e?.code ?? 'error'}).`, {
+    cause: err,
+  });
+}
+
+function isEventStream(headers: UpstreamHeaders): boolean {
+  const ct = headers['content-type'];
+  const v = Array.isArray(ct) ? ct[0] : ct;
+  return v !== undefined && v.includes('text/event-stream');
+}
+
+/**
+ * One HTTP call to a provider as a cold Observable. Subscribing sends the request; unsubscribing
+ * aborts it (the socket's request is cancelled and its body discarded). Non-2xx answers become the
+ * error produced by `mapError`; transport failures become `upstream_unreachable`.
+ */
+export function callUpstream(dispatchers: Dispatchers, req: UpstreamRequest, mapError: ErrorMapper): Observable<UpstreamMessage> {
+  return new Observable<UpstreamMessage>((subscriber) => {
+    const ac = new AbortController();
+    let finished = false;
+    const dispatcher = req.untrustedHost ? dispatchers.guarded : dispatchers.trusted;
+    dispatcher
+      .request({
+        origin: req.origin,
+        path: req.path,
+        method: req.method,
+        headers: req.headers,
+        body: req.body,
+        signal: ac.signal,
+      })
+      .then(
+        ({ statusCode, headers, body }) => {
+          if (ac.signal.aborted) return;
+          const ok = statusCode >= 200 && statusCode < 300;
+          if (ok && req.stream && isEventStream(headers)) {
+            const decoder = createSseDecoder((event) => {
+              if (!subscriber.closed) subscriber.next({ type: 'event', status: statusCode, headers, event });
+            });
+            body.on('data', (b: Buffer) => decoder.write(b));
+            body.on('end', () => {
+              decoder.end();
+              finished = true;
+              subscriber.complete();
+            });
+            body.on('error', (err) => {
+              finished = true;
+              if (!ac.signal.aborted) subscriber.error(new GatewayError('stream_interrupted', undefined, { cause: err }));
+            });
+            return;
+          }
+          const parts: Buffer[] = [];
+          body.on('data', (b: Buffer) => parts.push(b));
+          body.on('end', () => {
+            finished = true;
+            const text = parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8');
+            if (ok) {
+              subscriber.next({ type: 'body', status: statusCode, headers, text });
+              subscriber.complete();
+            } else {
+              subscriber.error(mapError(statusCode, text, headers));
+            }
+          });
+          body.on('error', (err) => {
+            finished = true;
+            if (!ac.signal.aborted) subscriber.error(transportError(err));
+          });
+        },
+        (err: unknown) => {
+          finished = true;
+          if (!ac.signal.aborted) subscriber.error(transportError(err));
+        },
+      );
+    return () => {
+      if (!finished) ac.abort();
+    };
+  });
+}
