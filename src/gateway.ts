@@ -12,9 +12,14 @@ import { buildPlan, type PlanDeps } from './plan/build-plan.js';
 import { defaultProviders, ProviderRegistry } from './providers/registry.js';
 import { ApiKeyStore, generateApiKey } from './security/api-keys.js';
 import { createGuardedAgent, HostGuard } from './security/host-guard.js';
+import { PrometheusTelemetry } from './metrics/prometheus.js';
+import { MemoryBreakerStore } from './state/memory/breaker-store.js';
 
 export interface GatewayInit {
   options: ServerOptions;
+  /** Clock in ms (tests pass a fake one for breaker cooldowns). */
+  now?: () => number;
+  random?: () => number;
   bootstrap?: Bootstrap;
   logger?: Logger;
   /** Saved configs; when absent they are read from options.pipelines. */
@@ -79,10 +84,21 @@ export function createGateway(init: GatewayInit): Gateway {
     }
   }
 
+  const telemetry = new PrometheusTelemetry();
   let draining = false;
   const app = createApp({
     resolver: new ConfigResolver(planDeps, saved),
-    pipeline: { registry, dispatchers, streamIdleTimeoutMs: options['stream-idle-timeout'] },
+    pipeline: {
+      registry,
+      dispatchers,
+      telemetry,
+      breakers: new MemoryBreakerStore(),
+      streamIdleTimeoutMs: options['stream-idle-timeout'],
+      requestBudgetMs: options['request-budget'],
+      now: init.now ?? (() => performance.timeOrigin + performance.now()),
+      random: init.random ?? Math.random,
+    },
+    metrics: telemetry.registry,
     apiKeys,
     logger,
     bodyLimitBytes: options['body-limit'],

@@ -14,6 +14,7 @@ export const OPTION_TABLE = [
   { flag: 'shutdown-timeout', env: 'GATEWAY_SHUTDOWN_TIMEOUT', help: 'ms to let in-flight requests finish on SIGTERM', def: '10000' },
   { flag: 'stream-idle-timeout', env: 'GATEWAY_STREAM_IDLE_TIMEOUT', help: 'ms a started stream may be idle between chunks', def: '300000' },
   { flag: 'upstream-timeout', env: 'GATEWAY_UPSTREAM_TIMEOUT', help: 'ms to wait for a provider to answer when no request_timeout is set', def: '600000' },
+  { flag: 'request-budget', env: 'GATEWAY_REQUEST_BUDGET', help: 'ms a request may take in all, retries and their waits included', def: '600000' },
   { flag: 'log-level', env: 'LOG_LEVEL', help: 'fatal, error, warn, info, debug, trace or silent', def: 'info' },
 ] as const;
 
@@ -32,11 +33,16 @@ const bytes = z
   });
 
 export const OptionsSchema = z.object({
-  port: z.coerce.number().int().min(0).max(65535),
+  // Digits only: Number('') and Number(' ') are 0, which would silently mean "any free port".
+  port: z
+    .string()
+    .regex(/^\d+$/, 'must be a port number (0-65535)')
+    .transform(Number)
+    .pipe(z.number().int().min(0).max(65535)),
   host: z.string().min(1),
   bootstrap: z.string().optional(),
   pipelines: z.string().min(1),
-  'api-keys': list,
+  'api-keys': list.pipe(z.array(z.string().min(16, 'a gateway key must be at least 16 characters'))),
   'trusted-hosts': list,
   'provider-base-urls': list.transform((items, ctx) => {
     const out: Record<string, string> = {};
@@ -54,6 +60,7 @@ export const OptionsSchema = z.object({
   'shutdown-timeout': ms,
   'stream-idle-timeout': ms,
   'upstream-timeout': ms,
+  'request-budget': ms,
   'log-level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
 });
 export type ServerOptions = z.output<typeof OptionsSchema>;
@@ -61,7 +68,8 @@ export type ServerOptions = z.output<typeof OptionsSchema>;
 /** CLI values over environment over defaults; throws an Error naming the bad option. */
 export function readOptions(cli: Record<string, string | undefined>, env: NodeJS.ProcessEnv): ServerOptions {
   const raw: Record<string, string | undefined> = {};
-  for (const o of OPTION_TABLE) raw[o.flag] = cli[o.flag] ?? env[o.env] ?? ('def' in o ? o.def : undefined);
+  // An empty environment variable (`PORT=` in an env file) counts as unset.
+  for (const o of OPTION_TABLE) raw[o.flag] = cli[o.flag] ?? (env[o.env] || undefined) ?? ('def' in o ? o.def : undefined);
   const r = OptionsSchema.safeParse(raw);
   if (!r.success) {
     const lines = r.error.issues.map((i) => {

@@ -5,6 +5,7 @@ import type { ConfigResolver } from '../config/resolve.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../log.js';
 import type { PipelineDeps, RequestContext } from '../pipeline/context.js';
+import type { Registry } from 'prom-client';
 import type { AnswerMeta } from '../pipeline/events.js';
 import type { ApiKeyStore } from '../security/api-keys.js';
 import { sendError } from './errors.js';
@@ -19,6 +20,7 @@ export interface AppDeps {
   apiKeys: ApiKeyStore;
   logger: Logger;
   bodyLimitBytes: number;
+  metrics: Registry;
   /** True once shutdown has begun: /ready answers 503 and connections are not kept alive. */
   isDraining: () => boolean;
 }
@@ -41,7 +43,7 @@ function requestStart(deps: AppDeps) {
     res.locals.traceId = traceId;
     res.setHeader('x-gateway-trace-id', traceId);
     if (deps.isDraining()) res.setHeader('connection', 'close');
-    res.on('close', () => logRequest(deps.logger, req, res, start));
+    res.on('close', () => finishRequest(deps, req, res, start));
     if (settingsError) {
       sendError(res, settingsError, traceId);
       return;
@@ -50,7 +52,18 @@ function requestStart(deps: AppDeps) {
   };
 }
 
-function logRequest(logger: Logger, req: Request, res: Response, start: bigint): void {
+function finishRequest(deps: AppDeps, req: Request, res: Response, start: bigint): void {
+  const ctx = res.locals.ctx as RequestContext | undefined;
+  const latencyMs = Number(process.hrtime.bigint() - start) / 1e6;
+  if (ctx) {
+    const now = deps.pipeline.now();
+    const upstreamMs = ctx.upstreamMs + (ctx.upstreamActive > 0 ? now - ctx.upstreamSince : 0);
+    deps.pipeline.telemetry.request(ctx.request.endpoint, res.statusCode, latencyMs / 1000, (latencyMs - upstreamMs) / 1000);
+  }
+  logRequest(deps.logger, req, res, latencyMs);
+}
+
+function logRequest(logger: Logger, req: Request, res: Response, latencyMs: number): void {
   const ctx = res.locals.ctx as RequestContext | undefined;
   const meta = res.locals.meta as AnswerMeta | undefined;
   const err = res.locals.error as GatewayError | undefined;
@@ -60,7 +73,7 @@ function logRequest(logger: Logger, req: Request, res: Response, start: bigint):
     method: req.method,
     path: req.originalUrl.split('?', 1)[0],
     status: res.statusCode,
-    latency_ms: Number(process.hrtime.bigint() - start) / 1e6,
+    latency_ms: latencyMs,
   };
   const settings = res.locals.settings as { metadata?: unknown } | undefined;
   if (settings?.metadata) line.metadata = settings.metadata;
@@ -103,6 +116,13 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/ready', (_req, res) => {
     if (deps.isDraining()) res.status(503).json({ status: 'draining' });
     else res.json({ status: 'ready' });
+  });
+
+  app.get('/metrics', (_req, res, next) => {
+    deps.metrics.metrics().then((text) => {
+      res.setHeader('content-type', deps.metrics.contentType);
+      res.end(text);
+    }, next);
   });
 
   const v1 = express.Router();

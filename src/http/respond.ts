@@ -28,7 +28,8 @@ export function respond(events: Observable<GatewayEvent>, req: Request, res: Res
       sub?.unsubscribe();
     }
   };
-  res.on('close', onClose);
+  // Before the request log's own 'close' listener, so the log line sees client_aborted.
+  res.prependListener('close', onClose);
   sub = events.subscribe({
     next(ev) {
       switch (ev.type) {

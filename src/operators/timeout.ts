@@ -21,7 +21,7 @@ export function attemptTimeout<T>(
         () =>
           new GatewayError(
             'request_timeout',
-            info.seen === 0 ? `The request timed out after ${firstMs} ms.` : `The stream was idle for more than ${idleMs} ms.`,
+            info.seen === 0 ? `The request timed out after ${firstMs ?? idleMs} ms.` : `The stream was idle for more than ${idleMs} ms.`,
             { param: 'request_timeout' },
           ),
       ),

@@ -3,6 +3,7 @@ import type { TargetNode } from '../plan/types.js';
 import type { ProviderRequest } from '../providers/types.js';
 import { callUpstream } from '../upstream/call.js';
 import { decodeUpstream } from '../operators/decode-upstream.js';
+import { measure } from '../operators/measure.js';
 import { attemptTimeout } from '../operators/timeout.js';
 import type { PipelineDeps, RequestContext } from './context.js';
 import type { GatewayEvent } from './events.js';
@@ -19,17 +20,18 @@ export function requestFor(node: TargetNode, ctx: RequestContext): ProviderReque
   return req;
 }
 
-/** One attempt at one target: translate, call, decode, bounded by request_timeout. Cold. */
-export function callTarget(node: TargetNode, ctx: RequestContext, deps: PipelineDeps): Observable<GatewayEvent> {
+/** One attempt at one target: translate, call, decode, bounded by request_timeout, measured. Cold. */
+export function callTarget(node: TargetNode, ctx: RequestContext, deps: PipelineDeps, retryNumber: number): Observable<GatewayEvent> {
   return defer(() => {
     ctx.attempts++;
     const provider = deps.registry.get(node.target.provider);
     const req = requestFor(node, ctx);
     const upstream = provider.toProvider(req, node.target, deps.registry.baseUrl(provider, node.target));
-    const meta = { provider: provider.descriptor.id, target: node.path, retries: 0 };
+    const meta = { provider: provider.descriptor.id, target: node.path, retries: retryNumber };
     return callUpstream(deps.dispatchers, upstream, provider.fromError).pipe(
       decodeUpstream(provider, req, meta),
       attemptTimeout<GatewayEvent>(node.settings.request_timeout, req.stream ? deps.streamIdleTimeoutMs : undefined, deps.scheduler),
+      measure({ target: node.id, provider: provider.descriptor.id, endpoint: req.endpoint }, deps.telemetry, ctx, deps.now),
     );
   });
 }

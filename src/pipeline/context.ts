@@ -1,14 +1,23 @@
-import type { Dispatchers } from '../upstream/call.js';
+import type { SchedulerLike } from 'rxjs';
+import type { Telemetry } from '../metrics/telemetry.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { ProviderRequest, Usage } from '../providers/types.js';
-import type { SchedulerLike } from 'rxjs';
+import type { BreakerStore } from '../state/breaker-store.js';
+import type { Dispatchers } from '../upstream/call.js';
 
 /** What every operator may use; handed in, never imported. */
 export interface PipelineDeps {
   registry: ProviderRegistry;
   dispatchers: Dispatchers;
+  telemetry: Telemetry;
+  breakers: BreakerStore;
   /** Idle limit between stream chunks once a stream has started (ms). */
   streamIdleTimeoutMs: number;
+  /** A request's whole time budget, retries and their waits included (ms). */
+  requestBudgetMs: number;
+  /** Milliseconds; the scheduler's clock in tests. */
+  now: () => number;
+  random: () => number;
   scheduler?: SchedulerLike;
 }
 
@@ -16,7 +25,44 @@ export interface PipelineDeps {
 export interface RequestContext {
   traceId: string;
   request: ProviderRequest;
-  /** Filled as the pipeline runs, read by the log line. */
+  metadata?: Record<string, unknown>;
+  /** Request path, for conditional routing on url.pathname. */
+  pathname: string;
+  startedAt: number;
+  /** Filled as the pipeline runs, read by the log line and metrics. */
   usage?: Usage;
   attempts: number;
+  /** Upstream wait accounting: the union of time with at least one upstream call in flight. */
+  upstreamActive: number;
+  upstreamSince: number;
+  upstreamMs: number;
+}
+
+export function newContext(
+  traceId: string,
+  request: ProviderRequest,
+  now: number,
+  pathname: string,
+  metadata?: Record<string, unknown>,
+): RequestContext {
+  const ctx: RequestContext = {
+    traceId,
+    request,
+    pathname,
+    startedAt: now,
+    attempts: 0,
+    upstreamActive: 0,
+    upstreamSince: 0,
+    upstreamMs: 0,
+  };
+  if (metadata) ctx.metadata = metadata;
+  return ctx;
+}
+
+export function upstreamBegin(ctx: RequestContext, now: number): void {
+  if (ctx.upstreamActive++ === 0) ctx.upstreamSince = now;
+}
+
+export function upstreamEnd(ctx: RequestContext, now: number): void {
+  if (--ctx.upstreamActive === 0) ctx.upstreamMs += now - ctx.upstreamSince;
 }

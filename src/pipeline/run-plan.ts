@@ -1,20 +1,145 @@
-import type { Observable } from 'rxjs';
+import { createHash } from 'node:crypto';
+import { defer, type Observable } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { PlanNode } from '../plan/types.js';
+import { circuitBreaker, circuitOpenError } from '../operators/circuit-breaker.js';
+import { conditional } from '../operators/conditional.js';
+import { fallback } from '../operators/fallback.js';
+import { loadbalance } from '../operators/loadbalance.js';
+import { race } from '../operators/race.js';
+import { retryWithBackoff } from '../operators/retry.js';
+import { compileQuery, type Predicate } from '../plan/query.js';
+import type { PlanNode, StrategyNode, TargetNode } from '../plan/types.js';
+import type { BreakerPolicy } from '../state/breaker-store.js';
 import { callTarget } from './call-target.js';
 import type { PipelineDeps, RequestContext } from './context.js';
 import type { GatewayEvent } from './events.js';
 
+/** Breaker identity of a target: provider, host and a digest of its key (never the key itself). */
+const breakerIds = new WeakMap<TargetNode, string>();
+export function breakerId(node: TargetNode): string {
+  let id = breakerIds.get(node);
+  if (id === undefined) {
+    const t = node.target;
+    const key = t.api_key ? createHash('sha256').update(t.api_key).digest('hex').slice(0, 16) : '-';
+    id = `${t.provider}|${t.custom_host ?? ''}|${key}`;
+    breakerIds.set(node, id);
+  }
+  return id;
+}
+
+function policyOf(node: TargetNode): BreakerPolicy | undefined {
+  const cb = node.settings.cb_config;
+  return cb ? { failureThreshold: cb.failure_threshold, cooldownMs: cb.cooldown_interval } : undefined;
+}
+
+/** Can this node serve now? A target whose circuit is open cannot; a strategy can if any child can. */
+function retryAfterIfClosed(node: PlanNode, deps: PipelineDeps): number {
+  if (node.kind === 'target') {
+    const policy = policyOf(node);
+    if (!policy) return 0;
+    const a = deps.breakers.peek(breakerId(node), deps.now(), policy);
+    return a.kind === 'open' ? a.retryAfterMs : 0;
+  }
+  let min = Infinity;
+  for (const c of node.children) {
+    const r = retryAfterIfClosed(c, deps);
+    if (r === 0) return 0;
+    min = Math.min(min, r);
+  }
+  return min;
+}
+
+function runTarget(node: TargetNode, ctx: RequestContext, deps: PipelineDeps): Observable<GatewayEvent> {
+  let retryNumber = 0;
+  let call: Observable<GatewayEvent> = defer(() => callTarget(node, ctx, deps, retryNumber++));
+  const labels = { target: node.id, provider: node.target.provider, endpoint: ctx.request.endpoint };
+  const retry = node.settings.retry;
+  if (retry && retry.attempts > 0) {
+    call = call.pipe(
+      retryWithBackoff<GatewayEvent>({
+        attempts: retry.attempts,
+        onStatusCodes: retry.on_status_codes,
+        useRetryAfterHeaders: retry.use_retry_after_headers,
+        budgetLeftMs: () => ctx.startedAt + deps.requestBudgetMs - deps.now(),
+        now: deps.now,
+        random: deps.random,
+        onRetry: () => deps.telemetry.retry(labels),
+        scheduler: deps.scheduler,
+      }),
+    );
+  }
+  const policy = policyOf(node);
+  if (policy) {
+    call = call.pipe(
+      circuitBreaker<GatewayEvent>({
+        store: deps.breakers,
+        id: breakerId(node),
+        policy,
+        failureStatusCodes: node.settings.cb_config!.failure_status_codes,
+        now: deps.now,
+        onState: (status, transition) => deps.telemetry.circuit(node.id, status, transition),
+      }),
+    );
+  }
+  return call;
+}
+
+function shouldFallBack(codes: readonly number[] | undefined) {
+  return (err: unknown): boolean => {
+    if (!(err instanceof GatewayError)) return false;
+    if (err.code === 'circuit_open' || !codes || codes.length === 0) return true;
+    return codes.includes(err.status);
+  };
+}
+
+interface CompiledConditions {
+  preds: Predicate[];
+  targets: number[];
+  defaultIndex: number;
+}
+const compiledConditions = new WeakMap<StrategyNode, CompiledConditions>();
+function conditionsOf(node: StrategyNode): CompiledConditions {
+  let c = compiledConditions.get(node);
+  if (!c) {
+    const indexOf = (name: string): number => node.children.findIndex((ch) => ch.name === name);
+    const conds = node.conditions ?? [];
+    c = {
+      preds: conds.map((q, i) => compileQuery(q.query, `${node.path}.strategy.conditions[${i}].query`)),
+      targets: conds.map((q) => indexOf(q.then)),
+      defaultIndex: indexOf(node.default!),
+    };
+    compiledConditions.set(node, c);
+  }
+  return c;
+}
+
+function pickCondition(node: StrategyNode, ctx: RequestContext): number {
+  const c = conditionsOf(node);
+  const input = { metadata: ctx.metadata, params: ctx.request.body, url: { pathname: ctx.pathname } };
+  for (let i = 0; i < c.preds.length; i++) if (c.preds[i]!(input)) return c.targets[i]!;
+  return c.defaultIndex;
+}
+
 /** Plan → Observable. The node kind picks the operator; the order of stages is written here once. */
 export function runPlan(node: PlanNode, ctx: RequestContext, deps: PipelineDeps): Observable<GatewayEvent> {
+  if (node.kind === 'target') return runTarget(node, ctx, deps);
+  const children = node.children.map((c) => () => runPlan(c, ctx, deps));
   switch (node.kind) {
-    case 'target':
-      return callTarget(node, ctx, deps);
     case 'single':
-      return runPlan(node.children[0]!, ctx, deps);
-    default:
-      throw new GatewayError('invalid_config', `Strategy "${node.kind}" at ${node.path} is validated but not yet executed by this gateway version.`, {
-        param: `${node.path}.strategy.mode`,
-      });
+      return children[0]!();
+    case 'fallback':
+      return fallback(children, shouldFallBack(node.on_status_codes), (i) =>
+        deps.telemetry.fallback(node.name ?? node.path, node.children[i]!.name ?? node.children[i]!.path),
+      );
+    case 'loadbalance':
+      return loadbalance(
+        node.children.map((c, i) => ({ weight: c.weight, eligible: () => retryAfterIfClosed(c, deps) === 0, run: children[i]! })),
+        deps.random,
+        () => circuitOpenError(retryAfterIfClosed(node, deps)),
+      );
+    case 'conditional':
+      return conditional(() => pickCondition(node, ctx), children);
+    case 'race':
+      return race(children, node.hedge_after_ms ?? 0, deps.scheduler);
   }
 }

@@ -6,6 +6,7 @@ import type { ProviderRegistry } from '../providers/registry.js';
 import type { Target } from '../providers/types.js';
 import type { HostGuard } from '../security/host-guard.js';
 import { inherit } from './inherit.js';
+import { compileQuery } from './query.js';
 import type { NodeSettings, PlanNode, StrategyNode, TargetNode } from './types.js';
 
 export interface PlanDeps {
@@ -80,7 +81,7 @@ function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, 
   if (!isRoot && !satisfiesRequiredKeySet({ ...cfg, ...settings })) {
     throw new GatewayError('invalid_config', `${path} satisfies none of the required key sets.`, {
       param: path,
-      issues: [{ path: path.split(/\.|(?=\[)/), message: 'needs provider with api_key, virtual_key, strategy with targets, ...' }],
+      issues: [{ path: path.split(/\.|(?=\[)/).map((p) => (/^\[\d+\]$/.test(p) ? Number(p.slice(1, -1)) : p)), message: 'needs provider with api_key, virtual_key, strategy with targets, ...' }],
     });
   }
   const weight = cfg.weight ?? 1;
@@ -97,6 +98,11 @@ function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, 
   if (cfg.name !== undefined) node.name = cfg.name;
   if (strategy.on_status_codes) node.on_status_codes = strategy.on_status_codes;
   if (strategy.hedge_after_ms !== undefined) node.hedge_after_ms = strategy.hedge_after_ms;
+  if (mode === 'loadbalance' && !children.some((c) => c.weight > 0)) {
+    throw new GatewayError('invalid_config', `${path}: a loadbalance needs at least one target with weight > 0.`, {
+      param: `${path}.targets`,
+    });
+  }
   if (mode === 'conditional') {
     const names = new Set(children.map((c) => c.name).filter((n): n is string => n !== undefined));
     const wanted = [...(strategy.conditions ?? []).map((c) => c.then), strategy.default!];
@@ -105,6 +111,8 @@ function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, 
         throw new GatewayError('unknown_target', `${path}: no target is named "${w}".`, { param: `${path}.strategy` });
       }
     }
+    // Queries are compiled (and so validated) now; run time compiles them once more, cached per node.
+    strategy.conditions?.forEach((c, i) => compileQuery(c.query, `${path}.strategy.conditions[${i}].query`));
     node.conditions = strategy.conditions as StrategyNode['conditions'];
     node.default = strategy.default;
   }

@@ -13,9 +13,12 @@ export class ProviderRegistry {
       this.byName.set(p.descriptor.id, p);
       for (const a of p.descriptor.aliases ?? []) this.byName.set(a, p);
     }
-    this.baseUrlOverrides = new Map(Object.entries(baseUrlOverrides));
-    for (const id of this.baseUrlOverrides.keys()) {
-      if (!this.byName.has(id)) throw new Error(`provider_base_urls names an unknown provider: ${id}`);
+    this.baseUrlOverrides = new Map();
+    for (const [name, url] of Object.entries(baseUrlOverrides)) {
+      // Keyed by canonical id: an override given under an alias or `@Name` must still apply.
+      const p = this.find(name);
+      if (!p) throw new Error(`provider_base_urls names an unknown provider: ${name}`);
+      this.baseUrlOverrides.set(p.descriptor.id, url);
     }
   }
 

@@ -23,10 +23,11 @@ export function createSseDecoder(onEvent: (ev: SseEvent) => void): SseDecoder {
       if (s.length > 0) parser.feed(s);
     },
     end() {
-      const rest = text.decode();
-      if (rest.length > 0) parser.feed(rest);
-      // A last event without its blank line is delivered; a half line is not an event.
-      parser.reset({ consume: true });
+      // A last event without its blank line is delivered: end its last line and the event (a
+      // pending lone CR becomes a line end too). reset({consume}) alone parses the line but never
+      // dispatches the event.
+      parser.feed(`${text.decode()}\n\n`);
+      parser.reset();
     },
   };
 }

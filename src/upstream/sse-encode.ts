@@ -6,7 +6,13 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'x-accel-buffering': 'no',
 };
 
-export const sseData = (json: string): string => `data: ${json}\n\n`;
+/**
+ * One `data:` line per event. An upstream event may spread its JSON over several `data:` lines; a raw
+ * CR or LF in valid JSON text can only be insignificant whitespace, so it becomes a space rather than
+ * breaking the frame.
+ */
+export const sseData = (json: string): string =>
+  `data: ${json.includes('\n') || json.includes('\r') ? json.replace(/\r\n|\r|\n/g, ' ') : json}\n\n`;
 
 export const SSE_DONE = 'data: [DONE]\n\n';
 

@@ -2,7 +2,8 @@ import type { Request, RequestHandler, Response } from 'express';
 import { parseBody } from '../../config/bodies.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { runPlan } from '../../pipeline/run-plan.js';
-import type { RequestContext } from '../../pipeline/context.js';
+import { newContext } from '../../pipeline/context.js';
+import type { RequestSettings } from '../../config/headers.js';
 import type { Endpoint } from '../../providers/types.js';
 import { sendError } from '../errors.js';
 import { respond } from '../respond.js';
@@ -26,11 +27,14 @@ export function proxyRoute(endpoint: Endpoint, deps: AppDeps): RequestHandler {
     try {
       const plan = deps.resolver.resolve(req.headers);
       const body = endpoint === 'models' ? undefined : (parseBody(endpoint, jsonBody(req)) as Record<string, unknown>);
-      const ctx: RequestContext = {
+      const settings = res.locals.settings as RequestSettings;
+      const ctx = newContext(
         traceId,
-        request: { endpoint, body, stream: endpoint !== 'embeddings' && body?.stream === true, headers: req.headers },
-        attempts: 0,
-      };
+        { endpoint, body, stream: endpoint !== 'embeddings' && body?.stream === true, headers: req.headers },
+        deps.pipeline.now(),
+        req.baseUrl + req.path,
+        settings.metadata,
+      );
       res.locals.ctx = ctx;
       respond(runPlan(plan, ctx, deps.pipeline), req, res, ctx);
     } catch (e) {

@@ -81,16 +81,22 @@ export function openAIStreamStart(req: ProviderRequest, injected: boolean): Open
 export function fromOpenAIStreamEvent(state: OpenAIStreamState, ev: SseEvent): StreamStep<OpenAIStreamState> {
   const data = ev.data;
   if (data === '[DONE]') return { state: { ...state, done: true }, chunks: [], done: true };
+  const streamError = (): GatewayError => {
+    const e = fromOpenAIError(502, data, {});
+    return new GatewayError('upstream_error', e.message, { status: 502, upstreamCode: e.upstreamCode });
+  };
+  // An `event: error` is the provider's error even when its data is not JSON.
+  if (ev.event === 'error') throw streamError();
   let parsed: Record<string, unknown>;
   try {
     parsed = JSON.parse(data) as Record<string, unknown>;
   } catch {
     throw new GatewayError('upstream_invalid_response', 'The provider sent a stream event that is not JSON.');
   }
-  if (ev.event === 'error' || (parsed && typeof parsed === 'object' && 'error' in parsed && parsed.error)) {
-    const e = fromOpenAIError(502, data, {});
-    throw new GatewayError('upstream_error', e.message, { status: 502, upstreamCode: e.upstreamCode });
+  if (!parsed || typeof parsed !== 'object') {
+    throw new GatewayError('upstream_invalid_response', 'The provider sent a stream event that is not a JSON object.');
   }
+  if ('error' in parsed && parsed.error) throw streamError();
   const usage = parsed.usage ? readUsage(parsed.usage) : undefined;
   const choices = parsed.choices as unknown[] | undefined;
   if (usage && state.hideUsageChunk && Array.isArray(choices) && choices.length === 0) {

@@ -1,0 +1,39 @@
+import type { CircuitStatus, Transition } from '../state/breaker-store.js';
+import type { Endpoint, Usage } from '../providers/types.js';
+
+/** Labels that identify a target in metrics: its name or path, and its provider. Never user data. */
+export interface TargetLabels {
+  target: string;
+  provider: string;
+  endpoint: Endpoint;
+}
+
+export type Outcome = 'success' | 'error' | 'timeout' | 'cancelled' | 'circuit_open';
+
+/**
+ * What operators report. Handed in through the pipeline deps; operators never import prom-client.
+ */
+export interface Telemetry {
+  targetStarted(t: TargetLabels): void;
+  /** One upstream attempt ended. `status` is the HTTP status (0 for a transport error). */
+  targetFinished(t: TargetLabels, outcome: Outcome, status: number, seconds: number): void;
+  timeToFirstToken(t: TargetLabels, seconds: number): void;
+  tokens(t: TargetLabels, usage: Usage): void;
+  retry(t: TargetLabels): void;
+  /** A fallback node moved past a failed child. */
+  fallback(node: string, from: string): void;
+  circuit(target: string, status: CircuitStatus, transition?: Transition): void;
+  /** Gateway-wide: the request's total time and the part not spent waiting on upstreams. */
+  request(endpoint: string, status: number, totalSeconds: number, overheadSeconds: number): void;
+}
+
+export const noopTelemetry: Telemetry = {
+  targetStarted() {},
+  targetFinished() {},
+  timeToFirstToken() {},
+  tokens() {},
+  retry() {},
+  fallback() {},
+  circuit() {},
+  request() {},
+};

@@ -1,0 +1,34 @@
+import { defer, throwError, type Observable } from 'rxjs';
+
+export interface Weighted<T> {
+  weight: number;
+  /** False while the child cannot serve (its circuit is open): it is not picked. */
+  eligible: () => boolean;
+  run: () => Observable<T>;
+}
+
+/** Weighted random pick among eligible children with weight > 0. Pure given `random`. */
+export function pickWeighted(weights: readonly number[], random: number): number {
+  let total = 0;
+  for (const w of weights) total += w > 0 ? w : 0;
+  if (total <= 0) return -1;
+  let x = random * total;
+  for (let i = 0; i < weights.length; i++) {
+    const w = weights[i]!;
+    if (w <= 0) continue;
+    if (x < w) return i;
+    x -= w;
+  }
+  // Floating point: random*total rounded up to total. Return the last weighted child.
+  for (let i = weights.length - 1; i >= 0; i--) if (weights[i]! > 0) return i;
+  return -1;
+}
+
+/** Send the request to one child, chosen per subscription by weight among the eligible ones. */
+export function loadbalance<T>(children: readonly Weighted<T>[], random: () => number, noneEligible: () => Error): Observable<T> {
+  return defer(() => {
+    const weights = children.map((c) => (c.weight > 0 && c.eligible() ? c.weight : 0));
+    const i = pickWeighted(weights, random());
+    return i < 0 ? throwError(noneEligible) : children[i]!.run();
+  });
+}

@@ -1,0 +1,52 @@
+import { defer, tap, type MonoTypeOperatorFunction } from 'rxjs';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Outcome, TargetLabels, Telemetry } from '../metrics/telemetry.js';
+import { upstreamBegin, upstreamEnd, type RequestContext } from '../pipeline/context.js';
+import type { GatewayEvent } from '../pipeline/events.js';
+
+function outcomeOf(err: unknown): [Outcome, number] {
+  if (!(err instanceof GatewayError)) return ['error', 0];
+  if (err.code === 'request_timeout') return ['timeout', 408];
+  if (err.code === 'circuit_open') return ['circuit_open', 503];
+  if (err.code === 'upstream_unreachable') return ['error', 0];
+  return ['error', err.status];
+}
+
+/**
+ * Taps one upstream attempt for metrics: in flight, outcome and status, duration, time to first
+ * token, tokens; and keeps the request's upstream-wait account (for the gateway-overhead figure).
+ */
+export function measure(labels: TargetLabels, telemetry: Telemetry, ctx: RequestContext, now: () => number): MonoTypeOperatorFunction<GatewayEvent> {
+  return (source) =>
+    defer(() => {
+      const start = now();
+      let first = true;
+      let finished = false;
+      let status = 200;
+      telemetry.targetStarted(labels);
+      upstreamBegin(ctx, start);
+      const finish = (outcome: Outcome, code: number): void => {
+        if (finished) return;
+        finished = true;
+        const t = now();
+        upstreamEnd(ctx, t);
+        telemetry.targetFinished(labels, outcome, code, (t - start) / 1000);
+      };
+      return source.pipe(
+        tap({
+          next: (ev) => {
+            if (first) {
+              first = false;
+              if (ev.type === 'stream-start') telemetry.timeToFirstToken(labels, (now() - start) / 1000);
+            }
+            if (ev.type === 'json') status = ev.status;
+            const usage = ev.type === 'stream-start' ? undefined : ev.usage;
+            if (usage) telemetry.tokens(labels, usage);
+          },
+          error: (e: unknown) => finish(...outcomeOf(e)),
+          complete: () => finish('success', status),
+          unsubscribe: () => finish('cancelled', 0),
+        }),
+      );
+    });
+}
