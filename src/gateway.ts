@@ -12,6 +12,7 @@ import { buildPlan, type PlanDeps } from './plan/build-plan.js';
 import { defaultProviders, ProviderRegistry } from './providers/registry.js';
 import { ApiKeyStore, generateApiKey } from './security/api-keys.js';
 import { createGuardedAgent, HostGuard } from './security/host-guard.js';
+import { GatewayError } from './errors/gateway-error.js';
 import { PrometheusTelemetry } from './metrics/prometheus.js';
 import { MemoryBreakerStore } from './state/memory/breaker-store.js';
 
@@ -80,7 +81,11 @@ export function createGateway(init: GatewayInit): Gateway {
     try {
       buildPlan(cfg, planDeps);
     } catch (e) {
-      throw new PipelineError(describeGatewayError(`saved config ${id}`, e));
+      // A saved config may name virtual keys this deployment has not declared (the shipped examples
+      // do): it is valid, and requests using it get 404 virtual_key_not_found. Anything else stops.
+      if (e instanceof GatewayError && e.code === 'virtual_key_not_found') {
+        logger.warn({ msg: 'saved config refers to an unknown virtual key', config: id, detail: e.message });
+      } else throw new PipelineError(describeGatewayError(`saved config ${id}`, e));
     }
   }
 

@@ -101,7 +101,14 @@ export class PrometheusTelemetry implements Telemetry {
     private readonly maxTargets = 500,
     defaultMetrics = true,
   ) {
-    if (defaultMetrics) collectDefaultMetrics({ register: this.registry });
+    if (defaultMetrics) {
+      collectDefaultMetrics({ register: this.registry });
+      // prom-client's gauges named *_total fail `promtool check metrics`; each is the sum of its
+      // per-type sibling (nodejs_active_handles, ...), which stays.
+      for (const n of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+        this.registry.removeSingleMetric(n);
+      }
+    }
   }
 
   private target(name: string): string {

@@ -42,6 +42,8 @@ function retryAfterIfClosed(node: PlanNode, deps: PipelineDeps): number {
   }
   let min = Infinity;
   for (const c of node.children) {
+    // A loadbalance never picks a weight-0 child: it cannot make the node able to serve.
+    if (node.kind === 'loadbalance' && c.weight <= 0) continue;
     const r = retryAfterIfClosed(c, deps);
     if (r === 0) return 0;
     min = Math.min(min, r);

@@ -84,7 +84,7 @@ function compileOperator(op: string, arg: unknown, get: (i: QueryInput) => unkno
       };
     }
     case '$not': {
-      const inner = compileFieldCondition(arg, get, `${path}.$not`);
+      const inner = compileFieldCondition(arg, get, path);
       return (i) => !inner(i);
     }
     default:

@@ -1,0 +1,212 @@
+import { describe, expect, it } from 'vitest';
+import type { VirtualKey } from '../../src/config/bootstrap.js';
+import type { Headers } from '../../src/config/headers.js';
+import { ConfigResolver } from '../../src/config/resolve.js';
+import { parseConfig, type Config } from '../../src/config/schema.js';
+import { GatewayError } from '../../src/errors/gateway-error.js';
+import type { PlanDeps } from '../../src/plan/build-plan.js';
+import type { StrategyNode, TargetNode } from '../../src/plan/types.js';
+import { ProviderRegistry, defaultProviders } from '../../src/providers/registry.js';
+import { HostGuard } from '../../src/security/host-guard.js';
+
+const deps: PlanDeps = {
+  virtualKeys: new Map<string, VirtualKey>([['vk-main', { provider: 'openai', api_key: 'sk-fake-vk' }]]),
+  registry: new ProviderRegistry(defaultProviders()),
+  hostGuard: new HostGuard({ trusted: [] }),
+};
+
+const saved = new Map<string, Config>([
+  [
+    'fallback-1',
+    parseConfig({
+      strategy: { mode: 'fallback' },
+      targets: [
+        { provider: 'openai', api_key: 'sk-fake-saved-a' },
+        { provider: 'groq', api_key: 'sk-fake-saved-b' },
+      ],
+    }),
+  ],
+  ['single', parseConfig({ provider: 'openai', api_key: 'sk-fake-saved' })],
+]);
+
+const resolver = (cacheSize?: number) => new ConfigResolver(deps, saved, cacheSize);
+
+function resolveError(headers: Headers, r = resolver()): GatewayError {
+  try {
+    r.resolve(headers);
+  } catch (e) {
+    expect(e).toBeInstanceOf(GatewayError);
+    return e as GatewayError;
+  }
+  throw new Error('expected resolve to throw');
+}
+
+const target = (n: unknown): TargetNode => {
+  expect((n as TargetNode).kind).toBe('target');
+  return n as TargetNode;
+};
+
+describe('ConfigResolver', () => {
+  it('reads an inline JSON config', () => {
+    const p = target(resolver().resolve({ 'x-gateway-config': '{"provider":"groq","api_key":"sk-fake-inline"}' }));
+    expect(p.target).toEqual({ provider: 'groq', api_key: 'sk-fake-inline' });
+    expect(p.path).toBe('config');
+  });
+
+  it('accepts inline JSON with surrounding whitespace', () => {
+    expect(target(resolver().resolve({ 'x-gateway-config': '  {"virtual_key":"vk-main"}  ' })).target.api_key).toBe('sk-fake-vk');
+  });
+
+  it('reads a saved config by id', () => {
+    const p = resolver().resolve({ 'x-gateway-config': 'fallback-1' }) as StrategyNode;
+    expect(p.kind).toBe('fallback');
+    expect(p.children.map((c) => (c as TargetNode).target.provider)).toEqual(['openai', 'groq']);
+    expect(target(resolver().resolve({ 'x-gateway-config': ' single ' })).target.api_key).toBe('sk-fake-saved');
+  });
+
+  it('answers 404 config_not_found for an unknown id', () => {
+    const e = resolveError({ 'x-gateway-config': 'nope' });
+    expect(e.code).toBe('config_not_found');
+    expect(e.status).toBe(404);
+    expect(e.param).toBe('x-gateway-config');
+    expect(e.message).toContain('"nope"');
+  });
+
+  it.each(['{"provider":', '{provider: "openai"}', "{'a':1}"])('answers 400 invalid_header for invalid JSON %j', (raw) => {
+    const e = resolveError({ 'x-gateway-config': raw });
+    expect(e.code).toBe('invalid_header');
+    expect(e.status).toBe(400);
+    expect(e.param).toBe('x-gateway-config');
+  });
+
+  it('answers invalid_config with the path for a config that fails the schema', () => {
+    const e = resolveError({ 'x-gateway-config': '{"provider":"openai","api_key":"k","retry":{"attempts":"3"}}' });
+    expect(e.code).toBe('invalid_config');
+    expect(e.param).toBe('config.retry.attempts');
+  });
+
+  it('answers missing_provider when there is neither a config nor loose headers', () => {
+    expect(resolveError({}).code).toBe('missing_provider');
+    expect(resolveError({ authorization: 'Bearer sk-fake' }).code).toBe('missing_provider');
+  });
+
+  it('builds a config from loose headers alone', () => {
+    const p = target(
+      resolver().resolve({
+        'x-gateway-provider': 'openai',
+        'x-gateway-request-timeout': '1500',
+        'x-gateway-forward-headers': 'x-tenant',
+        authorization: 'Bearer sk-fake-bearer',
+      }),
+    );
+    expect(p.target).toEqual({ provider: 'openai', api_key: 'sk-fake-bearer' });
+    expect(p.settings).toEqual({ request_timeout: 1500, forward_headers: ['x-tenant'] });
+  });
+
+  it('lets loose headers fill the root, the config winning where it sets a field', () => {
+    const p = target(
+      resolver().resolve({
+        'x-gateway-config': '{"provider":"groq","api_key":"sk-fake-cfg","request_timeout":9000}',
+        'x-gateway-provider': 'openai',
+        'x-gateway-request-timeout': '1000',
+        'x-gateway-vendor-organization': 'org-from-header',
+      }),
+    );
+    expect(p.target).toEqual({ provider: 'groq', api_key: 'sk-fake-cfg', vendor_organization: 'org-from-header' });
+    expect(p.settings.request_timeout).toBe(9000);
+  });
+
+  it('lets loose headers fill the root of a saved config', () => {
+    const p = resolver().resolve({ 'x-gateway-config': 'fallback-1', 'x-gateway-request-timeout': '700' }) as StrategyNode;
+    expect(p.settings.request_timeout).toBe(700);
+    expect(p.children.every((c) => c.settings.request_timeout === 700)).toBe(true);
+  });
+
+  it('uses the bearer token as api_key only when a provider is named and there is no credential', () => {
+    const r = resolver();
+    expect(target(r.resolve({ 'x-gateway-provider': 'openai', authorization: 'Bearer sk-fake-b' })).target.api_key).toBe('sk-fake-b');
+    expect(target(r.resolve({ 'x-gateway-config': '{"provider":"openai"}', authorization: 'Bearer sk-fake-b2' })).target.api_key).toBe(
+      'sk-fake-b2',
+    );
+    // a credential in the config wins
+    expect(
+      target(r.resolve({ 'x-gateway-config': '{"provider":"openai","api_key":"sk-fake-own"}', authorization: 'Bearer sk-fake-b' })).target
+        .api_key,
+    ).toBe('sk-fake-own');
+    // a virtual key is a credential
+    expect(target(r.resolve({ 'x-gateway-virtual-key': 'vk-main', authorization: 'Bearer sk-fake-b' })).target.api_key).toBe('sk-fake-vk');
+    expect(
+      target(r.resolve({ 'x-gateway-provider': 'openai', 'x-gateway-virtual-key': 'vk-main', authorization: 'Bearer sk-fake-b' })).target
+        .api_key,
+    ).toBe('sk-fake-vk');
+  });
+
+  it('does not push the bearer token into a config that names no provider', () => {
+    const p = resolver().resolve({ 'x-gateway-config': 'fallback-1', authorization: 'Bearer sk-fake-b' }) as StrategyNode;
+    expect(p.children.map((c) => (c as TargetNode).target.api_key)).toEqual(['sk-fake-saved-a', 'sk-fake-saved-b']);
+    expect(JSON.stringify(p)).not.toContain('sk-fake-b"');
+  });
+
+  it('a provider named without any credential fails', () => {
+    const e = resolveError({ 'x-gateway-provider': 'openai' });
+    expect(e.code).toBe('invalid_config');
+  });
+
+  it('passes loose header errors on as invalid_header', () => {
+    const e = resolveError({ 'x-gateway-provider': 'openai', 'x-gateway-request-timeout': 'soon' });
+    expect(e.code).toBe('invalid_header');
+    expect(e.param).toBe('x-gateway-request-timeout');
+  });
+
+  describe('plan cache', () => {
+    const h1: Headers = { 'x-gateway-config': '{"provider":"openai","api_key":"sk-fake-1"}' };
+    const h2: Headers = { 'x-gateway-config': 'single' };
+    const h3: Headers = { 'x-gateway-provider': 'openai', authorization: 'Bearer sk-fake-3' };
+
+    it('returns the identical plan for identical headers', () => {
+      const r = resolver();
+      const a = r.resolve(h1);
+      expect(r.resolve({ ...h1 })).toBe(a);
+      expect(r.cachedPlans).toBe(1);
+    });
+
+    it('keys on the bearer token too (different credentials, different plans)', () => {
+      const r = resolver();
+      const a = r.resolve({ 'x-gateway-provider': 'openai', authorization: 'Bearer sk-fake-x' });
+      const b = r.resolve({ 'x-gateway-provider': 'openai', authorization: 'Bearer sk-fake-y' });
+      expect(a).not.toBe(b);
+      expect(target(b).target.api_key).toBe('sk-fake-y');
+      expect(r.cachedPlans).toBe(2);
+    });
+
+    it('ignores headers that do not shape the plan', () => {
+      const r = resolver();
+      const a = r.resolve(h1);
+      expect(r.resolve({ ...h1, 'x-gateway-trace-id': 'other', 'user-agent': 'x' })).toBe(a);
+    });
+
+    it('stays bounded, evicting the least recently used plan', () => {
+      const r = resolver(2);
+      const a = r.resolve(h1);
+      const b = r.resolve(h2);
+      expect(r.cachedPlans).toBe(2);
+      expect(r.resolve(h1)).toBe(a); // h1 is now the most recent; h2 the least
+      r.resolve(h3); // evicts h2
+      expect(r.cachedPlans).toBe(2);
+      expect(r.resolve(h1)).toBe(a);
+      const b2 = r.resolve(h2);
+      expect(b2).not.toBe(b);
+      expect(b2).toEqual(b);
+      expect(r.cachedPlans).toBe(2);
+      for (let i = 0; i < 20; i++) r.resolve({ 'x-gateway-config': `{"provider":"openai","api_key":"sk-fake-${i}"}` });
+      expect(r.cachedPlans).toBe(2);
+    });
+
+    it('does not cache failures', () => {
+      const r = resolver();
+      resolveError({ 'x-gateway-config': 'nope' }, r);
+      resolveError({ 'x-gateway-config': 'nope' }, r);
+      expect(r.cachedPlans).toBe(0);
+    });
+  });
+});

@@ -1,0 +1,75 @@
+/** Small helpers shared by the HTTP tests (not a test file itself). */
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { vi } from 'vitest';
+import type { TestGateway } from '../helpers/gateway.js';
+
+export const PROVIDER_KEY = 'sk-provider-secret';
+
+/** A trace id unique to one test request, so its log line can be found. */
+export const traceId = (label: string): string => `t-${label}-${randomUUID()}`;
+
+/** Headers that reach `baseUrl` as provider openai through custom_host, with the provider key as bearer. */
+export function viaHeaders(gw: TestGateway, baseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return gw.headers({
+    'x-gateway-provider': 'openai',
+    'x-gateway-custom-host': baseUrl,
+    authorization: `Bearer ${PROVIDER_KEY}`,
+    ...extra,
+  });
+}
+
+/** The log line of the request with this trace id (waits for it: the line is written on the response's close). */
+export async function logLine(gw: TestGateway, trace: string): Promise<Record<string, any>> {
+  return vi.waitFor(
+    () => {
+      const line = gw.logs.find((l) => l.msg === 'request' && l.trace_id === trace);
+      if (!line) throw new Error(`no log line for ${trace}`);
+      return line;
+    },
+    { timeout: 5000, interval: 5 },
+  );
+}
+
+/** A port on 127.0.0.1 where nothing listens (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+export interface SseFrame {
+  event?: string;
+  data: string;
+}
+
+/** Parses a gateway SSE body (LF framing, as the gateway writes it) into frames. */
+export function parseSse(text: string): SseFrame[] {
+  const frames: SseFrame[] = [];
+  for (const block of text.split('\n\n')) {
+    if (block === '') continue;
+    const frame: SseFrame = { data: '' };
+    const data: string[] = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('event: ')) frame.event = line.slice(7);
+      else if (line.startsWith('data: ')) data.push(line.slice(6));
+      else throw new Error(`unexpected SSE line: ${JSON.stringify(line)}`);
+    }
+    frame.data = data.join('\n');
+    frames.push(frame);
+  }
+  return frames;
+}
+
+/** Content of chat chunk frames, concatenated. */
+export function chatContent(frames: SseFrame[]): string {
+  let out = '';
+  for (const f of frames) {
+    if (f.event !== undefined || f.data === '[DONE]') continue;
+    const chunk = JSON.parse(f.data) as { choices?: { delta?: { content?: string } }[] };
+    for (const c of chunk.choices ?? []) out += c.delta?.content ?? '';
+  }
+  return out;
+}
