@@ -50,7 +50,12 @@ async function serve(argv: string[]): Promise<void> {
 
   let stopping = false;
   const stop = (signal: string): void => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal while draining: stop now.
+      gateway.logger.warn({ msg: 'second signal while draining; exiting now', signal });
+      gateway.logger.flush?.();
+      process.exit(1);
+    }
     stopping = true;
     gateway.logger.info({ msg: 'shutting down', signal });
     gateway.shutdown().then(

@@ -259,6 +259,9 @@ export const REQUIRED_KEY_SETS: readonly (readonly string[])[] = Object.freeze([
 
 /** True when every key of at least one required-key set is present (and not undefined). */
 export function satisfiesRequiredKeySet(obj: Record<string, unknown>): boolean {
+  // `@slug` names an entry of the model catalog (a stored credential), so it stands alone like
+  // `virtual_key` does: the spec calls it the recommended form.
+  if (typeof obj.provider === 'string' && obj.provider.startsWith('@')) return true;
   return REQUIRED_KEY_SETS.some((set) => set.every((k) => obj[k] !== undefined));
 }
 

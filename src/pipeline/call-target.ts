@@ -1,7 +1,7 @@
 import { defer, type Observable } from 'rxjs';
 import type { TargetNode } from '../plan/types.js';
 import type { ProviderRequest } from '../providers/types.js';
-import { callUpstream } from '../upstream/call.js';
+import { callUpstream, type ErrorMapper } from '../upstream/call.js';
 import { decodeUpstream } from '../operators/decode-upstream.js';
 import { measure } from '../operators/measure.js';
 import { attemptTimeout } from '../operators/timeout.js';
@@ -28,7 +28,12 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
     const req = requestFor(node, ctx);
     const upstream = provider.toProvider(req, node.target, deps.registry.baseUrl(provider, node.target));
     const meta = { provider: provider.descriptor.id, target: node.path, retries: retryNumber };
-    return callUpstream(deps.dispatchers, upstream, provider.fromError).pipe(
+    const key = node.target.api_key;
+    // A provider may echo the credential in its error message: it never reaches the client or the log.
+    const mapError: ErrorMapper = key
+      ? (status, text, headers) => provider.fromError(status, text.includes(key) ? text.split(key).join('[redacted]') : text, headers)
+      : provider.fromError;
+    return callUpstream(deps.dispatchers, upstream, mapError).pipe(
       decodeUpstream(provider, req, meta),
       attemptTimeout<GatewayEvent>(node.settings.request_timeout, req.stream ? deps.streamIdleTimeoutMs : undefined, deps.scheduler),
       measure({ target: node.id, provider: provider.descriptor.id, endpoint: req.endpoint }, deps.telemetry, ctx, deps.now),

@@ -34,7 +34,7 @@ const leaf = (n = 'a') => ({ provider: 'openai', api_key: `sk-${n}` });
 // The smallest valid config for each required-key set, in the spec's order.
 const KEY_SET_EXAMPLES: Record<string, unknown>[] = [
   { provider: 'openai', api_key: 'sk-1' },
-  { provider: '@ollama', custom_host: 'http://localhost:11434/v1' },
+  { provider: 'ollama', custom_host: 'http://localhost:11434/v1' },
   { virtual_key: 'vk-1' },
   { strategy: { mode: 'fallback' }, targets: [leaf('a'), { virtual_key: 'vk-b' }] },
   { cache: { mode: 'simple' } },
@@ -109,6 +109,12 @@ describe('required key sets', () => {
   it('does not count keys whose value is undefined', () => {
     expect(satisfiesRequiredKeySet({ provider: 'openai', api_key: undefined })).toBe(false);
     expect(satisfiesRequiredKeySet({ virtual_key: undefined, cache: { mode: 'simple' } })).toBe(true);
+  });
+
+  it('accepts a catalog slug (@slug) on its own, but not a bare provider name', () => {
+    expect(satisfiesRequiredKeySet({ provider: '@openai-prod' })).toBe(true);
+    expectValid({ provider: '@openai-prod' });
+    expect(satisfiesRequiredKeySet({ provider: 'openai' })).toBe(false);
   });
 
   it('checks only the root: a target with no key set of its own is accepted here', () => {

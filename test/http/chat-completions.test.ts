@@ -225,6 +225,17 @@ describe('upstream errors', () => {
     expect(line.error).toMatchObject({ code: 'upstream_error', status: 429 });
   });
 
+  it('a provider key echoed in an upstream error message reaches neither the client nor the log', async () => {
+    fake.enqueue('/v1/chat/completions', openAIError(401, `Incorrect API key provided: ${PROVIDER_KEY}.`));
+    const trace = traceId('echo');
+    const res = await post(viaHeaders(gw, fake.baseUrl, { 'x-gateway-trace-id': trace }));
+    const body = await json(res);
+    expect(res.statusCode).toBe(401);
+    expect(body.error.message).toBe('Incorrect API key provided: [redacted].');
+    await logLine(gw, trace);
+    expect(gw.logText()).not.toContain(PROVIDER_KEY);
+  });
+
   it('an upstream 400 keeps its status, type and message', async () => {
     fake.enqueue('/v1/chat/completions', openAIError(400, "Invalid value for 'temperature'", 'invalid_request_error', 'invalid_value'));
     const res = await post(viaHeaders(gw, fake.baseUrl));

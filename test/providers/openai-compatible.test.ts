@@ -107,6 +107,29 @@ describe('toOpenAICompatible', () => {
     expect(Object.keys(up.headers).sort()).toEqual(['X-Tenant', 'authorization', 'content-type', 'x-multi']);
   });
 
+  it('never forwards framing, credential or gateway headers, whatever their case', () => {
+    const up = toOpenAICompatible(
+      OPENAI,
+      request({
+        headers: {
+          authorization: 'Bearer client-token',
+          host: 'evil.example',
+          'content-length': '1',
+          'content-type': 'text/plain',
+          'x-gateway-api-key': 'gw-secret',
+          'proxy-authorization': 'p',
+          'x-tenant': 'acme',
+        },
+        forwardHeaders: ['Authorization', 'Host', 'Content-Length', 'Content-Type', 'X-Gateway-Api-Key', 'Proxy-Authorization', 'X-Tenant'],
+      }),
+      target(),
+      'https://api.openai.com/v1',
+    );
+    expect(Object.keys(up.headers).sort()).toEqual(['X-Tenant', 'authorization', 'content-type']);
+    expect(up.headers.authorization).toBe(`Bearer ${target().api_key}`);
+    expect(up.headers['content-type']).toBe('application/json');
+  });
+
   it('forwards no client header when forward_headers is not set', () => {
     const up = toOpenAICompatible(OPENAI, request({ headers: { 'x-tenant': 'acme' } }), target(), 'https://api.openai.com/v1');
     expect(up.headers).not.toHaveProperty('x-tenant');

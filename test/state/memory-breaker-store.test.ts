@@ -125,4 +125,11 @@ describe('MemoryBreakerStore', () => {
     const store = opened('t', 1000);
     expect(store.peek('t', 2000, { failureThreshold: 3, cooldownMs: 1000 })).toEqual({ kind: 'probe' });
   });
+
+  it('a late success from a request admitted before the circuit opened does not close it', () => {
+    const store = opened('t', 1000);
+    expect(store.onSuccess('t')).toBeUndefined();
+    expect(store.status('t')).toBe('open');
+    expect(store.peek('t', 1001, policy).kind).toBe('open');
+  });
 });

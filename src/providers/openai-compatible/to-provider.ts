@@ -13,6 +13,15 @@ export function splitBaseUrl(baseUrl: string): { origin: string; prefix: string 
   return hit;
 }
 
+/**
+ * Headers forward_headers cannot pass: hop-by-hop and framing headers (the gateway frames the upstream
+ * request itself) and the ones the gateway sets (credentials come from the target, not the client).
+ */
+const NEVER_FORWARDED = new Set([
+  'host', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length',
+  'content-type', 'accept', 'authorization', 'openai-organization', 'openai-project', 'cookie',
+]);
+
 /** OpenAI-shaped request → OpenAI-compatible upstream request. Pure. */
 export function toOpenAICompatible(
   descriptor: ProviderDescriptor,
@@ -29,7 +38,9 @@ export function toOpenAICompatible(
   const fwd = req.forwardHeaders;
   if (fwd) {
     for (const name of fwd) {
-      const v = req.headers[name.toLowerCase()];
+      const lower = name.toLowerCase();
+      if (NEVER_FORWARDED.has(lower) || lower.startsWith('x-gateway-') || lower.startsWith('proxy-')) continue;
+      const v = req.headers[lower];
       if (v !== undefined) headers[name] = Array.isArray(v) ? v.join(', ') : v;
     }
   }

@@ -39,6 +39,8 @@ export class MemoryBreakerStore implements BreakerStore {
   onSuccess(id: string): Transition | undefined {
     const e = this.entries.get(id);
     if (!e) return undefined;
+    // A straggler admitted before the circuit opened does not close it: only the probe can.
+    if (e.status === 'open') return undefined;
     this.entries.delete(id);
     return e.status === 'closed' ? undefined : { from: e.status, to: 'closed' };
   }
