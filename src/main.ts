@@ -2,7 +2,13 @@
 import { parseArgs } from 'node:util';
 import { loadBootstrap, BootstrapError } from './config/bootstrap.js';
 import { helpText, OPTION_TABLE, readOptions } from './config/options.js';
-import { PipelineError } from './config/pipelines.js';
+import { describeGatewayError, PipelineError } from './config/pipelines.js';
+import { readFileSync } from 'node:fs';
+import { parseConfig } from './config/schema.js';
+import { GatewayError } from './errors/gateway-error.js';
+import { buildPlan } from './plan/build-plan.js';
+import { defaultProviders, ProviderRegistry } from './providers/registry.js';
+import { HostGuard } from './security/host-guard.js';
 import { createGateway } from './gateway.js';
 
 function fail(message: string): never {
@@ -74,11 +80,40 @@ async function serve(argv: string[]): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
+/** `sluice plan <config.json | inline JSON>`: print the plan a config compiles to (keys redacted). */
+function plan(argv: string[]): void {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { bootstrap: { type: 'string' }, 'trusted-hosts': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+  });
+  const source = positionals[0];
+  if (values.help || !source) {
+    process.stdout.write('Usage: sluice plan <config.json | \'{"inline":"json"}\'> [--bootstrap FILE] [--trusted-hosts LIST]\n');
+    return;
+  }
+  try {
+    const text = source.trim().startsWith('{') ? source : readFileSync(source, 'utf8');
+    const bootstrap = values.bootstrap ? loadBootstrap(values.bootstrap) : undefined;
+    const tree = buildPlan(parseConfig(JSON.parse(text)), {
+      virtualKeys: new Map(Object.entries(bootstrap?.virtual_keys ?? {})),
+      registry: new ProviderRegistry(defaultProviders(), bootstrap?.provider_base_urls),
+      hostGuard: HostGuard.fromEnv(values['trusted-hosts'] ?? process.env.GATEWAY_TRUSTED_HOSTS),
+    });
+    const redact = (k: string, v: unknown): unknown => (k === 'api_key' || k.includes('secret') || k === 'cloud_c_service_account_json' ? '[redacted]' : v);
+    process.stdout.write(`${JSON.stringify(tree, redact, 2)}\n`);
+  } catch (e) {
+    fail(e instanceof GatewayError ? describeGatewayError('config', e) : (e as Error).message);
+  }
+}
+
 const [command, ...rest] = process.argv.slice(2);
 if (command === 'serve') {
   void serve(rest);
+} else if (command === 'plan') {
+  plan(rest);
 } else if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-  process.stdout.write(`Usage: sluice <command>\n\nCommands:\n  serve    run the gateway (sluice serve --help)\n`);
+  process.stdout.write(`Usage: sluice <command>\n\nCommands:\n  serve    run the gateway (sluice serve --help)\n  plan     print the plan a config compiles to (sluice plan --help)\n`);
 } else {
   fail(`unknown command "${command}". Try: sluice serve --help`);
 }

@@ -1,0 +1,39 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+/** `sluice plan` prints the plan tree a config compiles to, with credentials redacted. */
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'plan', ...args], { encoding: 'utf8', timeout: 30_000 });
+
+describe('sluice plan', () => {
+  it('prints the inherited plan tree with JSON paths and no secret', () => {
+    const config = {
+      strategy: { mode: 'fallback' },
+      retry: { attempts: 2 },
+      targets: [
+        { name: 'a', provider: 'openai', api_key: 'sk-very-secret-1' },
+        { provider: 'openai', api_key: 'sk-very-secret-2', retry: { attempts: 0 } },
+      ],
+    };
+    const r = run(JSON.stringify(config));
+    expect(r.status).toBe(0);
+    expect(r.stdout).not.toContain('sk-very-secret');
+    const plan = JSON.parse(r.stdout);
+    expect(plan.kind).toBe('fallback');
+    expect(plan.children.map((c: { path: string }) => c.path)).toEqual(['config.targets[0]', 'config.targets[1]']);
+    expect(plan.children[0].settings.retry).toEqual({ attempts: 2 });
+    expect(plan.children[1].settings.retry).toEqual({ attempts: 0 });
+    expect(plan.children[0].target.api_key).toBe('[redacted]');
+  });
+
+  it('names the bad path of an invalid config and exits non-zero', () => {
+    const r = run('{"provider":"openai","api_key":"k","retry":{"attempts":"x"}}');
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('retry.attempts');
+  });
+
+  it('prints usage with --help', () => {
+    const out = execFileSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'plan', '--help'], { encoding: 'utf8' });
+    expect(out).toContain('Usage: sluice plan');
+  });
+});
