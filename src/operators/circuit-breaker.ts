@@ -1,6 +1,6 @@
-import { defer, tap, throwError, type MonoTypeOperatorFunction } from 'rxjs';
+import { defer, from, mergeMap, tap, throwError, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { BreakerPolicy, BreakerStore, CircuitStatus, Transition } from '../state/breaker-store.js';
+import type { AdmitResult, BreakerPolicy, BreakerStore, CircuitStatus, Transition } from '../state/breaker-store.js';
 
 export interface CircuitBreakerOptions {
   store: BreakerStore;
@@ -35,31 +35,35 @@ export function circuitBreaker<T>(o: CircuitBreakerOptions): MonoTypeOperatorFun
   if (!(o.policy.failureThreshold >= 1)) throw new Error('cb_config.failure_threshold must be at least 1');
   return (source) =>
     defer(() => {
-      const { admission, transition } = o.store.admit(o.id, o.now(), o.policy);
-      if (transition) o.onState?.(transition.to, transition);
-      if (admission.kind === 'open') return throwError(() => circuitOpenError(admission.retryAfterMs));
-      const probe = admission.kind === 'probe';
-      let settled = false;
-      const settle = (failed: boolean): void => {
-        settled = true;
-        const t = failed ? o.store.onFailure(o.id, o.now(), o.policy) : o.store.onSuccess(o.id);
-        if (t) o.onState?.(t.to, t);
-      };
-      return source.pipe(
-        tap({
-          next: () => {
-            if (!settled) settle(false);
-          },
-          error: (e: unknown) => {
-            if (!settled) settle(countsAsFailure(e, o.failureStatusCodes));
-          },
-          complete: () => {
-            if (!settled) settle(false);
-          },
-          finalize: () => {
-            if (!settled && probe) o.store.releaseProbe(o.id);
-          },
-        }),
-      );
+      const admitted = o.store.admit(o.id, o.now(), o.policy);
+      return admitted instanceof Promise ? from(admitted).pipe(mergeMap((r) => guarded(source, r))) : guarded(source, admitted);
     });
+
+  function guarded(source: Observable<T>, { admission, transition }: AdmitResult): Observable<T> {
+    if (transition) o.onState?.(transition.to, transition);
+    if (admission.kind === 'open') return throwError(() => circuitOpenError(admission.retryAfterMs));
+    const probe = admission.kind === 'probe';
+    let settled = false;
+    const settle = (failed: boolean): void => {
+      settled = true;
+      const t = failed ? o.store.onFailure(o.id, o.now(), o.policy) : o.store.onSuccess(o.id);
+      if (t) o.onState?.(t.to, t);
+    };
+    return source.pipe(
+      tap({
+        next: () => {
+          if (!settled) settle(false);
+        },
+        error: (e: unknown) => {
+          if (!settled) settle(countsAsFailure(e, o.failureStatusCodes));
+        },
+        complete: () => {
+          if (!settled) settle(false);
+        },
+        finalize: () => {
+          if (!settled && probe) o.store.releaseProbe(o.id);
+        },
+      }),
+    );
+  }
 }
