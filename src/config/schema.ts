@@ -148,6 +148,8 @@ export const CacheSchema = z.strictObject({
   mode: z.enum(['simple', 'semantic']),
   /** Seconds. */
   max_age: z.number().int().positive().optional(),
+  /** Added: semantic mode's cosine similarity threshold (default from the gateway, 0.95). */
+  similarity_threshold: z.number().gt(0).max(1).optional(),
 });
 
 export const RetrySchema = z.strictObject({

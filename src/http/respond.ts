@@ -10,6 +10,7 @@ function setAnswerHeaders(res: Response, meta: AnswerMeta): void {
   res.setHeader('x-gateway-provider', meta.provider);
   res.setHeader('x-gateway-target', meta.target);
   res.setHeader('x-gateway-retry-attempt-count', String(meta.retries));
+  res.setHeader('x-gateway-cache-status', meta.cacheStatus ?? 'DISABLED');
   if (meta.upstreamHeaders) for (const k in meta.upstreamHeaders) res.setHeader(k, meta.upstreamHeaders[k]!);
 }
 

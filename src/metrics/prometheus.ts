@@ -97,6 +97,26 @@ export class PrometheusTelemetry implements Telemetry {
     registers: [this.registry],
   });
 
+  private readonly cacheLookups = new Counter({
+    name: 'sluice_cache_lookups_total',
+    help: 'Cache lookups by mode (simple, semantic) and result (HIT, SEMANTIC_HIT, MISS, REFRESH, DISABLED).',
+    labelNames: ['mode', 'result'] as const,
+    registers: [this.registry],
+  });
+  private readonly storeErrors = new Counter({
+    name: 'sluice_store_errors_total',
+    help: 'Failed state store operations (the store was unreachable or answered an error).',
+    labelNames: ['store', 'operation'] as const,
+    registers: [this.registry],
+  });
+  private readonly storeLatency = new Histogram({
+    name: 'sluice_store_operation_duration_seconds',
+    help: 'State store operation duration.',
+    labelNames: ['store', 'operation'] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+    registers: [this.registry],
+  });
+
   constructor(
     private readonly maxTargets = 500,
     defaultMetrics = true,
@@ -151,6 +171,15 @@ export class PrometheusTelemetry implements Telemetry {
     const target = this.target(targetName);
     for (const s of CIRCUIT_STATES) this.circuitState.set({ target, state: s }, s === status ? 1 : 0);
     if (transition) this.circuitTransitions.inc({ target, from: transition.from, to: transition.to });
+  }
+
+  cacheLookup(mode: string, result: string): void {
+    this.cacheLookups.inc({ mode, result });
+  }
+
+  storeOperation(store: string, operation: string, seconds: number, ok: boolean): void {
+    this.storeLatency.observe({ store, operation }, seconds);
+    if (!ok) this.storeErrors.inc({ store, operation });
   }
 
   request(endpoint: string, status: number, totalSeconds: number, overheadSeconds: number): void {

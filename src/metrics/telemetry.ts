@@ -23,6 +23,10 @@ export interface Telemetry {
   /** A fallback node moved past a failed child. */
   fallback(node: string, from: string): void;
   circuit(target: string, status: CircuitStatus, transition?: Transition): void;
+  /** A cache lookup's result (HIT, SEMANTIC_HIT, MISS, REFRESH, DISABLED) by mode. */
+  cacheLookup(mode: string, result: string): void;
+  /** A state store operation (cache, vectors, breaker) with its duration; failed ones count as errors. */
+  storeOperation(store: string, operation: string, seconds: number, ok: boolean): void;
   /** Gateway-wide: the request's total time and the part not spent waiting on upstreams. */
   request(endpoint: string, status: number, totalSeconds: number, overheadSeconds: number): void;
 }
@@ -36,4 +40,6 @@ export const noopTelemetry: Telemetry = {
   fallback() {},
   circuit() {},
   request() {},
+  cacheLookup() {},
+  storeOperation() {},
 };

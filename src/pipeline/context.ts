@@ -1,12 +1,27 @@
-import type { SchedulerLike } from 'rxjs';
+import type { Observable, SchedulerLike } from 'rxjs';
+import type { CacheStore } from '../state/cache-store.js';
+import type { VectorIndex } from '../state/vector-index.js';
+import type { GatewayEvent } from './events.js';
 import type { Telemetry } from '../metrics/telemetry.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { ProviderRequest, Usage } from '../providers/types.js';
 import type { BreakerStore } from '../state/breaker-store.js';
 import type { Dispatchers } from '../upstream/call.js';
 
+/** The cache's state and helpers; absent: caching is off. */
+export interface CacheDeps {
+  store: CacheStore;
+  vectors: VectorIndex;
+  embed: (text: string) => Promise<Float32Array>;
+  available: () => boolean;
+  defaultTtlSeconds: number;
+  defaultThreshold: number;
+  inflight: Map<string, Observable<GatewayEvent>>;
+}
+
 /** What every operator may use; handed in, never imported. */
 export interface PipelineDeps {
+  cache?: CacheDeps;
   registry: ProviderRegistry;
   dispatchers: Dispatchers;
   telemetry: Telemetry;
@@ -26,6 +41,10 @@ export interface RequestContext {
   traceId: string;
   request: ProviderRequest;
   metadata?: Record<string, unknown>;
+  /** Cache partitioning: the key's workspace, the namespace header, force refresh. */
+  workspace: string;
+  cacheNamespace?: string;
+  cacheForceRefresh?: boolean;
   /** Request path, for conditional routing on url.pathname. */
   pathname: string;
   startedAt: number;
@@ -44,11 +63,13 @@ export function newContext(
   now: number,
   pathname: string,
   metadata?: Record<string, unknown>,
+  workspace = '',
 ): RequestContext {
   const ctx: RequestContext = {
     traceId,
     request,
     pathname,
+    workspace,
     startedAt: now,
     attempts: 0,
     upstreamActive: 0,

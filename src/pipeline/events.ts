@@ -6,6 +6,8 @@ export interface AnswerMeta {
   /** JSON path of the answering target, e.g. `config.targets[1]`. */
   target: string;
   retries: number;
+  /** x-gateway-cache-status: HIT, SEMANTIC_HIT, MISS, REFRESH; DISABLED when absent. */
+  cacheStatus?: string;
   /** Upstream response headers passed on to the client (request id, rate limits). */
   upstreamHeaders?: Record<string, string>;
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { defer, type Observable } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import { circuitBreaker, circuitOpenError } from '../operators/circuit-breaker.js';
@@ -9,23 +8,15 @@ import { race } from '../operators/race.js';
 import { retryWithBackoff } from '../operators/retry.js';
 import { compileQuery, type Predicate } from '../plan/query.js';
 import type { PlanNode, StrategyNode, TargetNode } from '../plan/types.js';
+import { nodeIdentity, targetIdentity } from '../plan/identity.js';
+import { withCache } from '../operators/cache.js';
+import { canonicalBody, canonicalJson, sha256 } from '../cache/canonical.js';
+import { promptText } from '../cache/local-embedder.js';
+import type { NodeSettings } from '../plan/types.js';
 import type { BreakerPolicy } from '../state/breaker-store.js';
 import { callTarget } from './call-target.js';
 import type { PipelineDeps, RequestContext } from './context.js';
 import type { GatewayEvent } from './events.js';
-
-/** Breaker identity of a target: provider, host and a digest of its key (never the key itself). */
-const breakerIds = new WeakMap<TargetNode, string>();
-export function breakerId(node: TargetNode): string {
-  let id = breakerIds.get(node);
-  if (id === undefined) {
-    const t = node.target;
-    const key = t.api_key ? createHash('sha256').update(t.api_key).digest('hex').slice(0, 16) : '-';
-    id = `${t.provider}|${t.custom_host ?? ''}|${key}`;
-    breakerIds.set(node, id);
-  }
-  return id;
-}
 
 function policyOf(node: TargetNode): BreakerPolicy | undefined {
   const cb = node.settings.cb_config;
@@ -37,7 +28,7 @@ function retryAfterIfClosed(node: PlanNode, deps: PipelineDeps): number {
   if (node.kind === 'target') {
     const policy = policyOf(node);
     if (!policy) return 0;
-    const a = deps.breakers.peek(breakerId(node), deps.now(), policy);
+    const a = deps.breakers.peek(targetIdentity(node), deps.now(), policy);
     return a.kind === 'open' ? a.retryAfterMs : 0;
   }
   let min = Infinity;
@@ -75,7 +66,7 @@ function runTarget(node: TargetNode, ctx: RequestContext, deps: PipelineDeps): O
     call = call.pipe(
       circuitBreaker<GatewayEvent>({
         store: deps.breakers,
-        id: breakerId(node),
+        id: targetIdentity(node),
         policy,
         failureStatusCodes: node.settings.cb_config!.failure_status_codes,
         now: deps.now,
@@ -122,10 +113,48 @@ function pickCondition(node: StrategyNode, ctx: RequestContext): number {
   return c.defaultIndex;
 }
 
-/** Plan → Observable. The node kind picks the operator; the order of stages is written here once. */
-export function runPlan(node: PlanNode, ctx: RequestContext, deps: PipelineDeps): Observable<GatewayEvent> {
+type CacheSettings = NonNullable<NodeSettings['cache']>;
+
+/** The cache in front of `node`: keys cover provider identity, workspace, namespace (else metadata) and the canonical request. */
+function cached(node: PlanNode, cache: CacheSettings, ctx: RequestContext, deps: PipelineDeps, run: () => Observable<GatewayEvent>): Observable<GatewayEvent> {
+  const c = deps.cache!;
+  const req = ctx.request;
+  const scope = [nodeIdentity(node), ctx.workspace, ctx.cacheNamespace ?? canonicalJson(ctx.metadata ?? {}), req.endpoint];
+  const key = `c:${sha256(`${scope.join('\n')}\n${canonicalBody(req.body)}`)}`;
+  const semantic = cache.mode === 'semantic' && req.endpoint !== 'embeddings' && req.endpoint !== 'models';
+  const text = semantic ? promptText(req.body) : undefined;
+  return withCache(run, {
+    mode: cache.mode,
+    ttlSeconds: cache.max_age ?? c.defaultTtlSeconds,
+    threshold: cache.similarity_threshold ?? c.defaultThreshold,
+    key,
+    ...(text !== undefined ? { text, partition: `p:${sha256(`${scope.join('\n')}\n${String(req.body?.model ?? '')}`)}` } : {}),
+    endpoint: req.endpoint,
+    stream: req.stream,
+    forceRefresh: ctx.cacheForceRefresh === true,
+    store: c.store,
+    vectors: c.vectors,
+    embed: c.embed,
+    available: c.available,
+    inflight: c.inflight,
+    onLookup: (mode, status) => deps.telemetry.cacheLookup(mode, status),
+  });
+}
+
+/**
+ * Plan → Observable. The node kind picks the operator; the order of stages is written here once:
+ * cache (where a config level declares one) → strategy or target.
+ */
+export function runPlan(node: PlanNode, ctx: RequestContext, deps: PipelineDeps, parentCache?: CacheSettings): Observable<GatewayEvent> {
+  const cache = node.settings.cache;
+  // Inherited settings are the parent's own object: only the level that declares a cache wraps one.
+  if (cache && cache !== parentCache && deps.cache) return cached(node, cache, ctx, deps, () => runNode(node, ctx, deps));
+  return runNode(node, ctx, deps);
+}
+
+function runNode(node: PlanNode, ctx: RequestContext, deps: PipelineDeps): Observable<GatewayEvent> {
   if (node.kind === 'target') return runTarget(node, ctx, deps);
-  const children = node.children.map((c) => () => runPlan(c, ctx, deps));
+  const children = node.children.map((c) => () => runPlan(c, ctx, deps, node.settings.cache));
   switch (node.kind) {
     case 'single':
       return children[0]!();

@@ -30,6 +30,8 @@ function recording(now: () => number): { telemetry: Telemetry; calls: Call[]; at
     fallback: rec('fallback'),
     circuit: rec('circuit'),
     request: rec('request'),
+    cacheLookup: rec('cacheLookup'),
+    storeOperation: rec('storeOperation'),
   };
   return { telemetry, calls, at };
 }

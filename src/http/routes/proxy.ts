@@ -4,10 +4,17 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import { runPlan } from '../../pipeline/run-plan.js';
 import { newContext } from '../../pipeline/context.js';
 import type { RequestSettings } from '../../config/headers.js';
+import type { ApiKeyRecord } from '../../security/api-keys.js';
 import type { Endpoint } from '../../providers/types.js';
 import { sendError } from '../errors.js';
 import { respond } from '../respond.js';
 import type { AppDeps } from '../app.js';
+
+/** Cache entries are private to a workspace (else an organisation, else the key's name). */
+function workspaceOf(key: ApiKeyRecord | undefined): string {
+  if (!key) return '';
+  return key.workspace_id ? `ws:${key.workspace_id}` : key.organisation_id ? `org:${key.organisation_id}` : `key:${key.name}`;
+}
 
 function jsonBody(req: Request): unknown {
   if (req.body === undefined) {
@@ -34,7 +41,10 @@ export function proxyRoute(endpoint: Endpoint, deps: AppDeps): RequestHandler {
         deps.pipeline.now(),
         req.baseUrl + req.path,
         settings.metadata,
+        workspaceOf(res.locals.gatewayKey as ApiKeyRecord),
       );
+      if (settings.cacheNamespace !== undefined) ctx.cacheNamespace = settings.cacheNamespace;
+      if (settings.cacheForceRefresh) ctx.cacheForceRefresh = true;
       res.locals.ctx = ctx;
       respond(runPlan(plan, ctx, deps.pipeline), req, res, ctx);
     } catch (e) {

@@ -1,0 +1,78 @@
+import type { Endpoint, Usage } from '../providers/types.js';
+import type { AnswerMeta, GatewayEvent } from '../pipeline/events.js';
+import { chunksToJson, jsonToChunks } from './assemble.js';
+
+/** What the cache stores: an answer as it was sent (JSON, or a stream's chunks), and who gave it. */
+export interface CacheEntry {
+  v: 1;
+  kind: 'json' | 'stream';
+  status: number;
+  provider: string;
+  target: string;
+  /** JSON answer text, verbatim. */
+  body?: string;
+  /** Stream chunks' JSON texts, in order. */
+  chunks?: string[];
+  usage?: Usage;
+}
+
+/** Collects a successful answer's events into an entry; undefined when it cannot be stored. */
+export class EntryRecorder {
+  private kind: 'json' | 'stream' | undefined;
+  private status = 0;
+  private meta: AnswerMeta | undefined;
+  private body: string | undefined;
+  private readonly chunks: string[] = [];
+  private usage: Usage | undefined;
+
+  record(ev: GatewayEvent): void {
+    switch (ev.type) {
+      case 'json':
+        this.kind = 'json';
+        this.status = ev.status;
+        this.meta = ev.meta;
+        this.body = ev.raw ?? JSON.stringify(ev.body);
+        if (ev.usage) this.usage = ev.usage;
+        return;
+      case 'stream-start':
+        this.kind = 'stream';
+        this.status = 200;
+        this.meta = ev.meta;
+        return;
+      case 'chunk':
+        if (ev.data !== '') this.chunks.push(ev.data);
+        if (ev.usage) this.usage = ev.usage;
+        return;
+    }
+  }
+
+  entry(): CacheEntry | undefined {
+    if (!this.kind || !this.meta || this.status < 200 || this.status >= 300) return undefined;
+    const e: CacheEntry = { v: 1, kind: this.kind, status: this.status, provider: this.meta.provider, target: this.meta.target };
+    if (this.kind === 'json') e.body = this.body;
+    else e.chunks = this.chunks;
+    if (this.usage) e.usage = this.usage;
+    return e;
+  }
+}
+
+/** Replay an entry as the events the request expects: JSON or a stream, whichever form it was stored in. */
+export function replay(entry: CacheEntry, endpoint: Endpoint, stream: boolean, cacheStatus: string): GatewayEvent[] {
+  const meta: AnswerMeta = { provider: entry.provider, target: entry.target, retries: 0, cacheStatus };
+  if (!stream) {
+    if (entry.kind === 'json') return [{ type: 'json', status: entry.status, body: undefined, raw: entry.body, meta }];
+    const body = chunksToJson(endpoint, entry.chunks!.map((c) => JSON.parse(c)));
+    return [{ type: 'json', status: 200, body, raw: JSON.stringify(body), meta }];
+  }
+  const chunks = entry.kind === 'stream' ? entry.chunks! : jsonToChunks(endpoint, JSON.parse(entry.body!)).map((c) => JSON.stringify(c));
+  return [{ type: 'stream-start', meta }, ...chunks.map((data) => ({ type: 'chunk' as const, data }))];
+}
+
+export function parseEntry(text: string): CacheEntry | undefined {
+  try {
+    const e = JSON.parse(text) as CacheEntry;
+    return e && e.v === 1 && (e.kind === 'json' || e.kind === 'stream') ? e : undefined;
+  } catch {
+    return undefined;
+  }
+}

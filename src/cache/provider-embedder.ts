@@ -1,0 +1,26 @@
+import { lastValueFrom } from 'rxjs';
+import { GatewayError } from '../errors/gateway-error.js';
+import { callTarget } from '../pipeline/call-target.js';
+import { newContext, type PipelineDeps } from '../pipeline/context.js';
+import type { TargetNode } from '../plan/types.js';
+
+/**
+ * Embeddings from a provider's /v1/embeddings, through the gateway's own provider layer (the
+ * operator's configured target). Returns L2-normalised float vectors.
+ */
+export function providerEmbedder(target: TargetNode, model: string, deps: () => PipelineDeps): (text: string) => Promise<Float32Array> {
+  return async (text) => {
+    const d = deps();
+    const ctx = newContext('semantic-cache', { endpoint: 'embeddings', body: { model, input: text, encoding_format: 'float' }, stream: false, headers: {} }, d.now(), '/v1/embeddings');
+    const ev = await lastValueFrom(callTarget(target, ctx, d, 0));
+    const data = ev.type === 'json' ? (ev.body as { data?: { embedding?: unknown }[] }).data : undefined;
+    const emb = data?.[0]?.embedding;
+    if (!Array.isArray(emb) || emb.length === 0) throw new GatewayError('upstream_invalid_response', 'The embeddings target returned no float embedding.');
+    const v = Float32Array.from(emb as number[]);
+    let norm = 0;
+    for (let i = 0; i < v.length; i++) norm += v[i]! * v[i]!;
+    const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+    for (let i = 0; i < v.length; i++) v[i]! *= inv;
+    return v;
+  };
+}

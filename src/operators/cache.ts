@@ -1,0 +1,124 @@
+import { defer, from, map, mergeMap, tap, type Observable, type OperatorFunction } from 'rxjs';
+import { EntryRecorder, parseEntry, replay, type CacheEntry } from '../cache/entry.js';
+import type { GatewayEvent } from '../pipeline/events.js';
+import type { Endpoint } from '../providers/types.js';
+import type { CacheStore } from '../state/cache-store.js';
+import type { VectorIndex } from '../state/vector-index.js';
+import { coalesce } from './coalesce.js';
+
+export type CacheStatus = 'HIT' | 'SEMANTIC_HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
+
+export interface CacheOptions {
+  mode: 'simple' | 'semantic';
+  ttlSeconds: number;
+  threshold: number;
+  /** Exact key of this request's answer. */
+  key: string;
+  /** Semantic partition (model, provider identity, workspace, namespace) and the text to embed. */
+  partition?: string;
+  text?: string;
+  endpoint: Endpoint;
+  stream: boolean;
+  forceRefresh: boolean;
+  store: CacheStore;
+  vectors: VectorIndex;
+  embed: (text: string) => Promise<Float32Array>;
+  /** False while the store is unreachable: the request goes straight upstream (DISABLED). */
+  available: () => boolean;
+  inflight: Map<string, Observable<GatewayEvent>>;
+  onLookup?: (mode: string, status: CacheStatus) => void;
+}
+
+const tag =
+  (status: CacheStatus): OperatorFunction<GatewayEvent, GatewayEvent> =>
+  (source) =>
+    source.pipe(map((ev) => (ev.type === 'chunk' ? ev : { ...ev, meta: { ...ev.meta, cacheStatus: status } })));
+
+type Lookup = { status: 'HIT' | 'SEMANTIC_HIT'; entry: CacheEntry } | { status: 'MISS'; vector?: Float32Array } | { status: 'DISABLED' };
+
+/**
+ * Answer from the cache when it can; else call `run`, and store a successful answer (JSON, or a stream
+ * that ended cleanly) for `ttlSeconds`. Semantic mode tries the exact key first, then the most similar
+ * stored prompt in the partition. Concurrent identical misses share one upstream call. A store that
+ * fails (Redis away) never fails the request: it goes upstream, DISABLED.
+ */
+export function withCache(run: () => Observable<GatewayEvent>, o: CacheOptions): Observable<GatewayEvent> {
+  const semantic = o.mode === 'semantic' && o.text !== undefined && o.partition !== undefined;
+
+  const embed = async (): Promise<Float32Array | undefined> => {
+    if (!semantic) return undefined;
+    try {
+      return await o.embed(o.text!);
+    } catch {
+      return undefined; // the embeddings target failed: exact matching only, this time
+    }
+  };
+
+  const save = (entry: CacheEntry, vector: Float32Array | undefined): void => {
+    o.store.set(o.key, JSON.stringify(entry), o.ttlSeconds).then(
+      () => (vector ? o.vectors.add(o.partition!, o.key, vector, o.ttlSeconds) : undefined),
+      () => undefined, // reported by the store's observer
+    ).catch(() => undefined);
+  };
+
+  const fetchAndStore = (status: CacheStatus, vector: Float32Array | undefined): Observable<GatewayEvent> =>
+    coalesce(o.inflight, `${o.key}:${o.stream ? 's' : 'j'}`, () =>
+      defer(() => {
+        const rec = new EntryRecorder();
+        return run().pipe(
+          tap({
+            next: (ev) => rec.record(ev),
+            complete: () => {
+              const entry = rec.entry();
+              if (entry) save(entry, vector);
+            },
+          }),
+        );
+      }),
+    ).pipe(tag(status));
+
+  const lookup = async (): Promise<Lookup> => {
+    try {
+      const text = await o.store.get(o.key);
+      const entry = text === undefined ? undefined : parseEntry(text);
+      if (entry) return { status: 'HIT', entry };
+      const vector = await embed();
+      if (vector) {
+        const match = await o.vectors.search(o.partition!, vector, o.threshold);
+        if (match) {
+          const t2 = await o.store.get(match.id);
+          const e2 = t2 === undefined ? undefined : parseEntry(t2);
+          if (e2) return { status: 'SEMANTIC_HIT', entry: e2 };
+        }
+      }
+      return vector ? { status: 'MISS', vector } : { status: 'MISS' };
+    } catch {
+      return { status: 'DISABLED' };
+    }
+  };
+
+  return defer(() => {
+    if (!o.available()) {
+      o.onLookup?.(o.mode, 'DISABLED');
+      return run().pipe(tag('DISABLED'));
+    }
+    if (o.forceRefresh) {
+      o.onLookup?.(o.mode, 'REFRESH');
+      return from(embed()).pipe(mergeMap((v) => fetchAndStore('REFRESH', v)));
+    }
+    return from(lookup()).pipe(
+      mergeMap((r) => {
+        o.onLookup?.(o.mode, r.status);
+        switch (r.status) {
+          case 'HIT':
+          case 'SEMANTIC_HIT':
+            return from(replay(r.entry, o.endpoint, o.stream, r.status));
+          case 'MISS':
+            return fetchAndStore('MISS', r.vector);
+          case 'DISABLED':
+            return run().pipe(tag('DISABLED'));
+        }
+      }),
+    );
+  });
+}
