@@ -62,6 +62,8 @@ export function replay(entry: CacheEntry, endpoint: Endpoint, stream: boolean, c
   if (!stream) {
     if (entry.kind === 'json') return [{ type: 'json', status: entry.status, body: undefined, raw: entry.body, meta }];
     const body = chunksToJson(endpoint, entry.chunks!.map((c) => JSON.parse(c)));
+    // The usage-only chunk is hidden from stream clients that did not ask for it, but kept in the entry.
+    if (!body.usage && entry.usage) body.usage = entry.usage;
     return [{ type: 'json', status: 200, body, raw: JSON.stringify(body), meta }];
   }
   const chunks = entry.kind === 'stream' ? entry.chunks! : jsonToChunks(endpoint, JSON.parse(entry.body!)).map((c) => JSON.stringify(c));
@@ -71,7 +73,11 @@ export function replay(entry: CacheEntry, endpoint: Endpoint, stream: boolean, c
 export function parseEntry(text: string): CacheEntry | undefined {
   try {
     const e = JSON.parse(text) as CacheEntry;
-    return e && e.v === 1 && (e.kind === 'json' || e.kind === 'stream') ? e : undefined;
+    if (!e || typeof e !== 'object' || e.v !== 1 || typeof e.status !== 'number') return undefined;
+    if (typeof e.provider !== 'string' || typeof e.target !== 'string') return undefined;
+    if (e.kind === 'json') return typeof e.body === 'string' ? e : undefined;
+    if (e.kind === 'stream') return Array.isArray(e.chunks) && e.chunks.every((c) => typeof c === 'string') ? e : undefined;
+    return undefined;
   } catch {
     return undefined;
   }

@@ -39,6 +39,12 @@ export type VirtualKey = z.infer<typeof VirtualKeySchema>;
 export const BootstrapSchema = z.strictObject({
   api_keys: z.array(ApiKeyEntry).default([]),
   virtual_keys: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'virtual key ids use letters, digits, _ . -'), VirtualKeySchema).default({}),
+  /** Where the semantic cache gets embeddings; absent: the built-in local (lexical) embedder. */
+  semantic_cache: z
+    .strictObject({
+      embeddings: z.strictObject({ virtual_key: str, model: str }),
+    })
+    .optional(),
   /** Operator overrides of a provider's default base URL (a corporate proxy, a test double). */
   provider_base_urls: z.record(str, z.url({ protocol: /^https?$/ })).default({}),
 });

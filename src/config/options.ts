@@ -15,6 +15,12 @@ export const OPTION_TABLE = [
   { flag: 'stream-idle-timeout', env: 'GATEWAY_STREAM_IDLE_TIMEOUT', help: 'ms a started stream may be idle between chunks', def: '300000' },
   { flag: 'upstream-timeout', env: 'GATEWAY_UPSTREAM_TIMEOUT', help: 'ms to wait for a provider to answer when no request_timeout is set', def: '600000' },
   { flag: 'request-budget', env: 'GATEWAY_REQUEST_BUDGET', help: 'ms a request may take in all, retries and their waits included', def: '600000' },
+  { flag: 'redis', env: 'REDIS_URL', help: 'redis://host:port/db: share cache, vectors and breakers through Redis' },
+  { flag: 'redis-optional', env: 'GATEWAY_REDIS_OPTIONAL', help: 'true: start degraded (local state) when Redis is down at start', def: 'false' },
+  { flag: 'cache-max-bytes', env: 'GATEWAY_CACHE_MAX_BYTES', help: 'memory cache bound (LRU) when Redis is not used', def: '64mb' },
+  { flag: 'cache-ttl', env: 'GATEWAY_CACHE_TTL', help: 'seconds a cached answer lives when the config sets no max_age', def: '86400' },
+  { flag: 'semantic-threshold', env: 'GATEWAY_SEMANTIC_THRESHOLD', help: 'cosine similarity a semantic cache hit needs', def: '0.95' },
+  { flag: 'workers', env: 'GATEWAY_WORKERS', help: 'processes to run on this machine (node:cluster)', def: '1' },
   { flag: 'log-level', env: 'LOG_LEVEL', help: 'fatal, error, warn, info, debug, trace or silent', def: 'info' },
 ] as const;
 
@@ -61,6 +67,12 @@ export const OptionsSchema = z.object({
   'stream-idle-timeout': ms,
   'upstream-timeout': ms,
   'request-budget': ms,
+  redis: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
+  'redis-optional': z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true'),
+  'cache-max-bytes': bytes,
+  'cache-ttl': z.string().regex(/^\d+$/, 'must be whole seconds').transform(Number).pipe(z.number().int().positive()),
+  'semantic-threshold': z.coerce.number().gt(0).max(1),
+  workers: z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1).max(64)),
   'log-level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
 });
 export type ServerOptions = z.output<typeof OptionsSchema>;

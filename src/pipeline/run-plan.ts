@@ -8,7 +8,7 @@ import { race } from '../operators/race.js';
 import { retryWithBackoff } from '../operators/retry.js';
 import { compileQuery, type Predicate } from '../plan/query.js';
 import type { PlanNode, StrategyNode, TargetNode } from '../plan/types.js';
-import { nodeIdentity, targetIdentity } from '../plan/identity.js';
+import { nodeIdentity, routesOnMetadata, targetIdentity } from '../plan/identity.js';
 import { withCache } from '../operators/cache.js';
 import { canonicalBody, canonicalJson, sha256 } from '../cache/canonical.js';
 import { promptText } from '../cache/local-embedder.js';
@@ -119,7 +119,10 @@ type CacheSettings = NonNullable<NodeSettings['cache']>;
 function cached(node: PlanNode, cache: CacheSettings, ctx: RequestContext, deps: PipelineDeps, run: () => Observable<GatewayEvent>): Observable<GatewayEvent> {
   const c = deps.cache!;
   const req = ctx.request;
-  const scope = [nodeIdentity(node), ctx.workspace, ctx.cacheNamespace ?? canonicalJson(ctx.metadata ?? {}), req.endpoint];
+  // The namespace header replaces metadata in the key, unless a conditional below routes on metadata.
+  const metadata = canonicalJson(ctx.metadata ?? {});
+  const ns = ctx.cacheNamespace === undefined ? metadata : routesOnMetadata(node) ? `${ctx.cacheNamespace}\n${metadata}` : ctx.cacheNamespace;
+  const scope = [nodeIdentity(node), ctx.workspace, ns, req.endpoint];
   const key = `c:${sha256(`${scope.join('\n')}\n${canonicalBody(req.body)}`)}`;
   const semantic = cache.mode === 'semantic' && req.endpoint !== 'embeddings' && req.endpoint !== 'models';
   const text = semantic ? promptText(req.body) : undefined;

@@ -10,7 +10,8 @@ export function targetIdentity(node: TargetNode): string {
   let id = targetIds.get(node);
   if (id === undefined) {
     const t = node.target;
-    id = `${t.provider}|${t.custom_host ?? ''}|${t.api_key ? digest(t.api_key) : '-'}`;
+    const where = canonicalJson({ extra: t.extra, org: t.vendor_organization, project: t.vendor_project });
+    id = `${t.provider}|${t.custom_host ?? ''}|${t.api_key ? digest(t.api_key) : '-'}|${digest(where, 8)}`;
     targetIds.set(node, id);
   }
   return id;
@@ -28,11 +29,26 @@ export function nodeIdentity(node: PlanNode): string {
     const parts: string[] = [];
     const walk = (n: PlanNode): void => {
       if (n.kind === 'target') parts.push(`${targetIdentity(n)}#${canonicalJson(n.settings.override_params ?? {})}`);
-      else n.children.forEach(walk);
+      else {
+        // How a strategy chooses matters too: a conditional sends different requests to different targets.
+        if (n.kind === 'conditional') parts.push(`cond:${canonicalJson({ c: n.conditions, d: n.default, t: n.children.map((c) => c.name) })}`);
+        n.children.forEach(walk);
+      }
     };
     walk(node);
     id = digest(parts.sort().join('\n'), 32);
     nodeIds.set(node, id);
   }
   return id;
+}
+
+/** Does a conditional at or below this node route on metadata? Then metadata stays in the cache key. */
+const metadataRouted = new WeakMap<PlanNode, boolean>();
+export function routesOnMetadata(node: PlanNode): boolean {
+  let r = metadataRouted.get(node);
+  if (r === undefined) {
+    r = node.kind !== 'target' && ((node.kind === 'conditional' && JSON.stringify(node.conditions ?? []).includes('"metadata.')) || node.children.some(routesOnMetadata));
+    metadataRouted.set(node, r);
+  }
+  return r;
 }

@@ -15,11 +15,14 @@ import type { VectorIndex, VectorMatch } from '../vector-index.js';
  */
 
 export interface LshOptions {
-  /** Hash tables (default 12). More tables: better recall, more memory and candidates. */
+  /** Hash tables (default 16). More tables: better recall, more memory and candidates. */
   tables?: number;
-  /** Bits per table (default 12): 2^bits buckets per table. More bits: fewer candidates, lower recall. */
+  /** Bits per table (default 14): 2^bits buckets per table. More bits: fewer candidates, lower recall. */
   bits?: number;
-  /** Extra buckets probed per table, flipping the least certain bits one at a time (default 1). */
+  /**
+   * Extra buckets probed per table, flipping the query's least certain bits one at a time. Default:
+   * by threshold, 1 at ≥ 0.95, 2 at ≥ 0.9, else 3 (a lower threshold needs a wider net).
+   */
   probes?: number;
   /** Seed for the hyperplanes (default fixed): instances with one seed hash alike. */
   seed?: number;
@@ -30,7 +33,7 @@ export interface LshOptions {
 }
 
 interface Entry {
-  /** partition key + id: the key in the insertion-ordered map. */
+  /** partition + NUL + id: the key in the insertion-ordered map. */
   key: string;
   id: string;
   part: Partition;
@@ -42,15 +45,20 @@ interface Entry {
 }
 
 interface Partition {
-  key: string;
+  name: string;
   dims: number;
-  planes: Float32Array;
-  /** tables × 2^bits buckets, created on first use. */
-  buckets: (Entry[] | undefined)[];
+  hasher: Hasher;
+  /** One map per table: bucket code → entries. */
+  buckets: Map<number, Entry[]>[];
   count: number;
 }
 
-const DEFAULTS = { tables: 12, bits: 12, probes: 1, seed: 0x5eed, maxEntries: 100_000 };
+const DEFAULTS = { tables: 16, bits: 14, seed: 0x5eed, maxEntries: 100_000 };
+
+/** Multi-probe width when not configured: lower thresholds need more probes for the same recall. */
+function autoProbes(threshold: number): number {
+  return threshold >= 0.95 ? 1 : threshold >= 0.9 ? 2 : 3;
+}
 
 /** A seeded PRNG (mulberry32): uniform in [0, 1). */
 export function seededRandom(seed: number): () => number {
@@ -111,44 +119,82 @@ function dot(a: Float32Array, b: Float32Array): number {
   return s0 + s1 + s2 + s3;
 }
 
-const planeCache = new Map<string, Float32Array>();
+/**
+ * The "hyperplanes": rows of a seeded pseudo-random rotation, HD₃HD₂HD₁ (random ±1 diagonals D and
+ * the Walsh–Hadamard transform H, on the vector zero-padded to a power of two). Projecting on them
+ * costs O(P log P) instead of O(P · hyperplanes) for dense Gaussian ones, and three rounds make the
+ * rotation close to a uniformly random one (Andoni et al. 2015, "Practical and optimal LSH for
+ * angular distance"), so each sign bit still agrees for two vectors at angle θ with probability
+ * ≈ 1 − θ/π. Rows of one rotation are orthogonal, which only helps (Ji et al. 2012, "Super-bit LSH").
+ * One rotation yields P projections; more are stacked when tables × bits exceeds P.
+ */
+interface Hasher {
+  dims: number;
+  /** Padded length: a power of two ≥ dims. */
+  width: number;
+  rotations: number;
+  /** rotations × 3 × width signs (±1). */
+  signs: Float64Array;
+}
 
-/** The hyperplanes for one dimension count: tables × bits normal vectors, generated once per process. */
-function hyperplanes(dims: number, count: number, seed: number): Float32Array {
-  const key = `${seed}:${count}:${dims}`;
-  let planes = planeCache.get(key);
-  if (!planes) {
-    const g = gaussian(seededRandom(seed ^ Math.imul(dims, 0x9e3779b1)));
-    planes = new Float32Array(count * dims);
-    for (let i = 0; i < planes.length; i++) planes[i] = g();
-    planeCache.set(key, planes);
+const hasherCache = new Map<string, Hasher>();
+
+function hasherFor(dims: number, projections: number, seed: number): Hasher {
+  const key = `${seed}:${projections}:${dims}`;
+  let h = hasherCache.get(key);
+  if (!h) {
+    let width = 1;
+    while (width < dims) width <<= 1;
+    const rotations = Math.ceil(projections / width);
+    const rand = seededRandom(seed ^ Math.imul(dims, 0x9e3779b1));
+    const signs = new Float64Array(rotations * 3 * width);
+    for (let i = 0; i < signs.length; i++) signs[i] = rand() < 0.5 ? -1 : 1;
+    h = { dims, width, rotations, signs };
+    hasherCache.set(key, h);
   }
-  return planes;
+  return h;
+}
+
+/** In-place fast Walsh–Hadamard transform (unnormalised). */
+function fwht(a: Float64Array, n: number): void {
+  for (let h = 1; h < n; h <<= 1) {
+    for (let i = 0; i < n; i += h << 1) {
+      for (let j = i, end = i + h; j < end; j++) {
+        const x = a[j]!;
+        const y = a[j + h]!;
+        a[j] = x + y;
+        a[j + h] = x - y;
+      }
+    }
+  }
 }
 
 export class LshIndex {
   readonly tables: number;
   readonly bits: number;
-  readonly probes: number;
+  /** Fixed multi-probe width, or undefined for automatic (by threshold). */
+  readonly probes: number | undefined;
   readonly maxEntries: number;
   private readonly seed: number;
   private readonly now: () => number;
   /** Insertion order = age: the first entry is the oldest. */
   private readonly entries = new Map<string, Entry>();
-  private readonly partitions = new Map<string, Partition>();
+  /** partition name → dimension count → partition. */
+  private readonly partitions = new Map<string, Map<number, Partition>>();
   private stamp = 0;
-  private proj = new Float32Array(0);
+  private readonly proj: Float64Array;
+  private scratch = new Float64Array(0);
 
   constructor(opts: LshOptions = {}) {
     this.tables = opts.tables ?? DEFAULTS.tables;
     this.bits = opts.bits ?? DEFAULTS.bits;
-    this.probes = Math.min(opts.probes ?? DEFAULTS.probes, this.bits);
+    this.probes = opts.probes === undefined ? undefined : Math.max(0, Math.min(opts.probes, this.bits));
     this.seed = opts.seed ?? DEFAULTS.seed;
     this.maxEntries = opts.maxEntries ?? DEFAULTS.maxEntries;
     this.now = opts.now ?? Date.now;
-    if (!(this.tables >= 1 && this.bits >= 1 && this.bits <= 24)) throw new Error('LshIndex: tables ≥ 1 and 1 ≤ bits ≤ 24');
+    if (!(this.tables >= 1 && this.bits >= 1 && this.bits <= 30)) throw new Error('LshIndex: tables ≥ 1 and 1 ≤ bits ≤ 30');
     if (!(this.maxEntries >= 1)) throw new Error('LshIndex: maxEntries must be at least 1');
-    this.proj = new Float32Array(this.tables * this.bits);
+    this.proj = new Float64Array(this.tables * this.bits);
   }
 
   /** Entries held (expired ones not yet dropped included). */
@@ -157,103 +203,102 @@ export class LshIndex {
   }
 
   /**
-   * Store (or replace) `id` in `partition` until `expiresAt` (ms, same clock as `now`). The vector
-   * is copied and normalised; a zero vector is refused (returns false).
+   * Store (or replace) `id` in `partition` until `expiresAt` (ms, on the injected clock). The vector
+   * is copied and normalised; a zero vector or a past expiry is refused (returns false).
    */
   add(partition: string, id: string, vector: ArrayLike<number>, expiresAt: number): boolean {
     const vec = normalize(vector);
     if (!vec) return false;
     const now = this.now();
-    if (expiresAt <= now) return false;
+    if (!(expiresAt > now)) return false;
+    this.delete(partition, id);
     const part = this.partition(partition, vec.length, true)!;
-    const key = `${part.key}\u0000${id}`;
-    const old = this.entries.get(key);
-    if (old) this.unlink(old);
     this.project(part, vec);
     const codes = new Uint32Array(this.tables);
     for (let t = 0; t < this.tables; t++) codes[t] = this.code(t);
-    const e: Entry = { key, id, part, vec, expiresAt, codes, mark: 0 };
+    const e: Entry = { key: `${partition}\u0000${id}`, id, part, vec, expiresAt, codes, mark: 0 };
     for (let t = 0; t < this.tables; t++) {
-      const b = t * (1 << this.bits) + codes[t]!;
-      (part.buckets[b] ??= []).push(e);
+      const table = part.buckets[t]!;
+      const bucket = table.get(codes[t]!);
+      if (bucket) bucket.push(e);
+      else table.set(codes[t]!, [e]);
     }
     part.count++;
-    this.entries.set(key, e);
+    this.entries.set(e.key, e);
     this.sweep(now);
     return true;
   }
 
   /** The most similar live entry of `partition` with cosine similarity ≥ threshold, if any. */
   search(partition: string, vector: ArrayLike<number>, threshold: number): VectorMatch | undefined {
-    const part = this.partition(partition, vector.length, false);
+    const part = this.partitions.get(partition)?.get(vector.length);
     if (!part || part.count === 0) return undefined;
     const q = normalize(vector);
     if (!q) return undefined;
     const now = this.now();
     this.project(part, q);
     const stamp = ++this.stamp;
-    const size = 1 << this.bits;
     let best: Entry | undefined;
     let bestScore = -Infinity;
     let expired: Entry[] | undefined;
-    const visit = (bucket: Entry[] | undefined): void => {
-      if (!bucket) return;
-      for (let i = 0; i < bucket.length; i++) {
-        const e = bucket[i]!;
-        if (e.mark === stamp) continue;
-        e.mark = stamp;
-        if (e.expiresAt <= now) {
-          (expired ??= []).push(e);
-          continue;
-        }
-        const s = dot(q, e.vec);
-        if (s >= threshold && s > bestScore) {
-          bestScore = s;
-          best = e;
-        }
-      }
-    };
+    const probes = Math.min(this.probes ?? autoProbes(threshold), this.bits);
     for (let t = 0; t < this.tables; t++) {
+      const table = part.buckets[t]!;
       const code = this.code(t);
-      const base = t * size;
-      visit(part.buckets[base + code]);
-      for (let p = 0, flipped = 0; p < this.probes; p++) {
-        const bit = this.leastCertain(t, flipped);
-        flipped |= 1 << bit;
-        visit(part.buckets[base + (code ^ (1 << bit))]);
+      for (let p = 0, flipped = 0; p <= probes; p++) {
+        let c = code;
+        if (p > 0) {
+          const bit = this.leastCertain(t, flipped);
+          flipped |= 1 << bit;
+          c = code ^ (1 << bit);
+        }
+        const bucket = table.get(c);
+        if (!bucket) continue;
+        for (let i = 0; i < bucket.length; i++) {
+          const e = bucket[i]!;
+          if (e.mark === stamp) continue;
+          e.mark = stamp;
+          if (e.expiresAt <= now) {
+            (expired ??= []).push(e);
+            continue;
+          }
+          const s = dot(q, e.vec);
+          if (s >= threshold && s > bestScore) {
+            bestScore = s;
+            best = e;
+          }
+        }
       }
     }
-    if (expired) for (const e of expired) this.delete(partition, e.id, e);
+    if (expired) for (const e of expired) this.unlink(e);
     return best ? { id: best.id, score: Math.min(1, bestScore) } : undefined;
   }
 
+  /** Whether a live entry `id` is held in `partition`. */
   has(partition: string, id: string): boolean {
-    for (const part of this.partitions.values()) {
-      if (part.key.startsWith(partition + '\u0000') && part.key.length === partition.length + 1 + String(part.dims).length) {
-        const e = this.entries.get(`${part.key}\u0000${id}`);
-        if (e && e.expiresAt > this.now()) return true;
-      }
-    }
-    return false;
+    const e = this.entries.get(`${partition}\u0000${id}`);
+    return e !== undefined && e.expiresAt > this.now();
   }
 
-  /** Remove `id` from `partition` (every dimension count). */
-  delete(partition: string, id: string, known?: Entry): boolean {
-    if (known) {
-      if (this.entries.get(known.key) !== known) return false;
-      this.unlink(known);
-      return true;
-    }
-    let removed = false;
-    for (const part of [...this.partitions.values()]) {
-      if (part.key !== `${partition}\u0000${part.dims}`) continue;
-      const e = this.entries.get(`${part.key}\u0000${id}`);
-      if (e) {
+  /** Remove `id` from `partition`. */
+  delete(partition: string, id: string): boolean {
+    const e = this.entries.get(`${partition}\u0000${id}`);
+    if (!e) return false;
+    this.unlink(e);
+    return true;
+  }
+
+  /** Drop every expired entry now (otherwise they go lazily). Returns how many were dropped. */
+  prune(): number {
+    const now = this.now();
+    let n = 0;
+    for (const e of [...this.entries.values()]) {
+      if (e.expiresAt <= now) {
         this.unlink(e);
-        removed = true;
+        n++;
       }
     }
-    return removed;
+    return n;
   }
 
   clear(): void {
@@ -262,36 +307,33 @@ export class LshIndex {
   }
 
   private partition(name: string, dims: number, create: boolean): Partition | undefined {
-    const key = `${name}\u0000${dims}`;
-    let part = this.partitions.get(key);
+    let byDims = this.partitions.get(name);
+    let part = byDims?.get(dims);
     if (!part && create) {
-      part = {
-        key,
-        dims,
-        planes: hyperplanes(dims, this.tables * this.bits, this.seed),
-        buckets: new Array(this.tables << this.bits),
-        count: 0,
-      };
-      this.partitions.set(key, part);
+      if (!byDims) this.partitions.set(name, (byDims = new Map()));
+      const hasher = hasherFor(dims, this.tables * this.bits, this.seed);
+      if (this.scratch.length < hasher.width) this.scratch = new Float64Array(hasher.width);
+      part = { name, dims, hasher, buckets: Array.from({ length: this.tables }, () => new Map()), count: 0 };
+      byDims.set(dims, part);
     }
     return part;
   }
 
   /** Projections of a unit vector on every hyperplane, into `this.proj`. */
   private project(part: Partition, v: Float32Array): void {
-    const dims = part.dims;
-    const planes = part.planes;
+    const { width, rotations, signs, dims } = part.hasher;
+    const a = this.scratch;
     const proj = this.proj;
-    for (let h = 0, off = 0; h < proj.length; h++, off += dims) {
-      let s0 = 0;
-      let s1 = 0;
-      let i = 0;
-      for (; i + 1 < dims; i += 2) {
-        s0 += planes[off + i]! * v[i]!;
-        s1 += planes[off + i + 1]! * v[i + 1]!;
-      }
-      if (i < dims) s0 += planes[off + i]! * v[i]!;
-      proj[h] = s0 + s1;
+    for (let r = 0, out = 0; r < rotations; r++) {
+      const s = r * 3 * width;
+      for (let i = 0; i < dims; i++) a[i] = v[i]! * signs[s + i]!;
+      for (let i = dims; i < width; i++) a[i] = 0;
+      fwht(a, width);
+      for (let i = 0; i < width; i++) a[i] = a[i]! * signs[s + width + i]!;
+      fwht(a, width);
+      for (let i = 0; i < width; i++) a[i] = a[i]! * signs[s + 2 * width + i]!;
+      fwht(a, width);
+      for (let i = 0; i < width && out < proj.length; i++, out++) proj[out] = a[i]!;
     }
   }
 
@@ -302,7 +344,7 @@ export class LshIndex {
     return c;
   }
 
-  /** The bit of table t whose projection is closest to its hyperplane, skipping `skip`. */
+  /** The bit of table t whose projection is closest to its hyperplane, skipping the bits in `skip`. */
   private leastCertain(t: number, skip: number): number {
     const off = t * this.bits;
     let best = 0;
@@ -319,29 +361,32 @@ export class LshIndex {
   }
 
   private unlink(e: Entry): void {
+    if (this.entries.get(e.key) !== e) return;
     this.entries.delete(e.key);
     const part = e.part;
-    const size = 1 << this.bits;
     for (let t = 0; t < this.tables; t++) {
-      const b = t * size + e.codes[t]!;
-      const bucket = part.buckets[b];
+      const table = part.buckets[t]!;
+      const bucket = table.get(e.codes[t]!);
       if (!bucket) continue;
       const i = bucket.indexOf(e);
       if (i >= 0) {
         bucket[i] = bucket[bucket.length - 1]!;
         bucket.pop();
       }
-      if (bucket.length === 0) part.buckets[b] = undefined;
+      if (bucket.length === 0) table.delete(e.codes[t]!);
     }
     part.count--;
-    if (part.count === 0) this.partitions.delete(part.key);
+    if (part.count === 0) {
+      const byDims = this.partitions.get(part.name);
+      byDims?.delete(part.dims);
+      if (byDims?.size === 0) this.partitions.delete(part.name);
+    }
   }
 
   /** Keep the bound (evict the oldest) and drop a few expired entries from the old end. */
   private sweep(now: number): void {
     while (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.values().next().value as Entry;
-      this.unlink(oldest);
+      this.unlink(this.entries.values().next().value as Entry);
     }
     let checked = 0;
     for (const e of this.entries.values()) {

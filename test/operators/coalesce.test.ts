@@ -1,0 +1,168 @@
+import { defer, type Observable } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { describe, expect, it } from 'vitest';
+import { coalesce } from '../../src/operators/coalesce.js';
+
+const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+
+/** A start function that counts its calls and hands out `source`. */
+function starter<T>(source: Observable<T>) {
+  const f = () => {
+    f.calls++;
+    return source;
+  };
+  f.calls = 0;
+  return f;
+}
+
+describe('coalesce', () => {
+  it('two subscribers to the same key share one source subscription', () => {
+    const s = newScheduler();
+    const inflight = new Map<string, Observable<string>>();
+    let start!: ReturnType<typeof starter<string>>;
+    s.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold('--a--b--c|');
+      start = starter(source);
+      expectObservable(coalesce(inflight, 'k', start)).toBe('--a--b--c|');
+      expectObservable(coalesce(inflight, 'k', start)).toBe('--a--b--c|');
+      expectSubscriptions(source.subscriptions).toBe('^--------!');
+    });
+    expect(start.calls).toBe(1);
+  });
+
+  it('different keys do not share', () => {
+    const s = newScheduler();
+    const inflight = new Map<string, Observable<string>>();
+    s.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold('--a|');
+      expectObservable(coalesce(inflight, 'k1', () => source)).toBe('--a|');
+      expectObservable(coalesce(inflight, 'k2', () => source)).toBe('--a|');
+      expectSubscriptions(source.subscriptions).toBe(['^--!', '^--!']);
+    });
+  });
+
+  it('a late joiner gets the earlier values replayed at once, then the rest live', () => {
+    const s = newScheduler();
+    const inflight = new Map<string, Observable<string>>();
+    s.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold('--a-b------c|');
+      expectObservable(coalesce(inflight, 'k', () => source)).toBe('--a-b------c|');
+      // joins at 6: a and b at once (a group takes 4 frames of the diagram), c live at 11
+      expectObservable(coalesce(inflight, 'k', () => source), '------^').toBe('------(ab)-c|');
+      expectSubscriptions(source.subscriptions).toBe('^-----------!');
+    });
+  });
+
+  it('the source is unsubscribed only when every subscriber has left', () => {
+    const s = newScheduler();
+    const inflight = new Map<string, Observable<string>>();
+    s.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold('--a--b--c--d|');
+      expectObservable(coalesce(inflight, 'k', () => source), '^---!').toBe('--a-');
+      expectObservable(coalesce(inflight, 'k', () => source), '--^-----!').toBe('--a--b--');
+      expectSubscriptions(source.subscriptions).toBe('^-------!');
+    });
+  });
+
+  it('one subscriber leaving does not stop the other', () => {
+    const s = newScheduler();
+    const inflight = new Map<string, Observable<string>>();
+    s.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold('--a--b--c|');
+      expectObservable(coalesce(inflight, 'k', () => source), '^---!').toBe('--a-');
+      expectObservable(coalesce(inflight, 'k', () => source)).toBe('--a--b--c|');
+      expectSubscriptions(source.subscriptions).toBe('^--------!');
+    });
+  });
+
+  it('after completion a new subscriber starts a new source', () => {
+    const s = newScheduler();
+    const inflight = new Map<string, Observable<string>>();
+    let n = 0;
+    s.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const first = cold('--a|');
+      const second = cold('--b|');
+      const sources = [first, second];
+      const start = () => sources[n++]!;
+      expectObservable(coalesce(inflight, 'k', start)).toBe('--a|');
+      expectObservable(coalesce(inflight, 'k', start), '-----^').toBe('-------b|');
+      expectSubscriptions(first.subscriptions).toBe('^--!');
+      expectSubscriptions(second.subscriptions).toBe('-----^--!');
+    });
+    expect(n).toBe(2);
+  });
+
+  it('after an error a new subscriber starts a new source (errors are not replayed)', () => {
+    const s = newScheduler();
+    const inflight = new Map<string, Observable<string>>();
+    let n = 0;
+    s.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const failing = cold('--#');
+      const ok = cold('--b|');
+      const sources = [failing, ok];
+      const start = () => sources[n++]!;
+      expectObservable(coalesce(inflight, 'k', start)).toBe('--#');
+      expectObservable(coalesce(inflight, 'k', start), '----^').toBe('------b|');
+      expectSubscriptions(failing.subscriptions).toBe('^-!');
+      expectSubscriptions(ok.subscriptions).toBe('----^--!');
+    });
+  });
+
+  it('after everyone left early a new subscriber starts afresh (no replay of the abandoned call)', () => {
+    const s = newScheduler();
+    const inflight = new Map<string, Observable<string>>();
+    s.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold('-a--b|');
+      expectObservable(coalesce(inflight, 'k', () => source), '^--!').toBe('-a-');
+      expectObservable(coalesce(inflight, 'k', () => source), '-----^').toBe('------a--b|');
+      expectSubscriptions(source.subscriptions).toBe(['^--!', '-----^----!']);
+    });
+  });
+
+  it('removes the map entry when the source completes, errors or is abandoned, and only then', () => {
+    const s = newScheduler();
+    const inflight = new Map<string, Observable<string>>();
+    const seen: [number, boolean][] = [];
+    s.run(({ cold, expectObservable }) => {
+      const completes = cold('---a|');
+      const errors = cold('---#');
+      const abandoned = cold('-----a|');
+      expectObservable(coalesce(inflight, 'done', () => completes)).toBe('---a|');
+      expectObservable(coalesce(inflight, 'err', () => errors)).toBe('---#');
+      expectObservable(coalesce(inflight, 'left', () => abandoned), '^-!').toBe('--');
+      // Scheduled from frame 0, after the subscriptions, so each check runs after the sources' own
+      // actions of the same frame.
+      s.schedule(() => {
+        for (const t of [0, 1, 2, 3, 4, 5]) {
+          s.schedule(() => {
+            seen.push([t, inflight.has('done')]);
+            seen.push([t + 100, inflight.has('err')]);
+            seen.push([t + 200, inflight.has('left')]);
+          }, t);
+        }
+      }, 0);
+    });
+    const at = (t: number) => seen.find(([x]) => x === t)![1];
+    // 'done' completes at 4, 'err' errors at 3, 'left' is abandoned at 2.
+    expect([0, 1, 2, 3, 4, 5].map((t) => at(t))).toEqual([true, true, true, true, false, false]);
+    expect([0, 1, 2, 3, 4, 5].map((t) => at(t + 100))).toEqual([true, true, true, false, false, false]);
+    expect([0, 1, 2, 3, 4, 5].map((t) => at(t + 200))).toEqual([true, true, false, false, false, false]);
+    expect(inflight.size).toBe(0);
+  });
+
+  it('starts the source lazily: nothing happens and nothing is registered before a subscription', () => {
+    const inflight = new Map<string, Observable<number>>();
+    let calls = 0;
+    const obs = coalesce(inflight, 'k', () => defer(() => {
+      calls++;
+      return [1];
+    }));
+    expect(inflight.size).toBe(0);
+    expect(calls).toBe(0);
+    const got: number[] = [];
+    obs.subscribe((v) => got.push(v));
+    expect(got).toEqual([1]);
+    expect(calls).toBe(1);
+    expect(inflight.size).toBe(0);
+  });
+});
