@@ -14,7 +14,10 @@ import { ApiKeyStore, generateApiKey } from './security/api-keys.js';
 import { createGuardedAgent, HostGuard } from './security/host-guard.js';
 import { GatewayError } from './errors/gateway-error.js';
 import { PrometheusTelemetry } from './metrics/prometheus.js';
-import { MemoryBreakerStore } from './state/memory/breaker-store.js';
+import { createStores, type Stores } from './state/stores.js';
+import { embedLocal } from './cache/local-embedder.js';
+import { providerEmbedder } from './cache/provider-embedder.js';
+import type { PipelineDeps } from './pipeline/context.js';
 
 export interface GatewayInit {
   options: ServerOptions;
@@ -29,6 +32,7 @@ export interface GatewayInit {
 
 export interface Gateway {
   server: Server;
+  stores: Stores;
   logger: Logger;
   /** Set when no key was configured: printed once at start, never logged. */
   generatedKey?: string;
@@ -90,19 +94,50 @@ export function createGateway(init: GatewayInit): Gateway {
   }
 
   const telemetry = new PrometheusTelemetry();
+  const stores = createStores({
+    redisUrl: options.redis,
+    cacheMaxBytes: options['cache-max-bytes'],
+    observer: {
+      operation: (store, op, seconds, ok) => telemetry.storeOperation(store, op, seconds, ok),
+      availability: (store, up) => logger[up ? 'info' : 'warn']({ msg: up ? 'store available' : 'store unavailable; serving degraded', store }),
+    },
+    logger: {
+      info: (o) => logger.info(o),
+      warn: (o) => logger.warn(o),
+      error: (o) => logger.error(o),
+    },
+    onRemoteTransition: (id, t) => logger.info({ msg: 'circuit changed on another instance', circuit: id, from: t.from, to: t.to }),
+  });
+  let pipelineDeps: PipelineDeps | undefined;
+  const embeddings = bootstrap?.semantic_cache?.embeddings;
+  let embed: (text: string) => Promise<Float32Array> = (text) => Promise.resolve(embedLocal(text));
+  if (embeddings) {
+    const node = buildPlan({ virtual_key: embeddings.virtual_key } as Config, planDeps, 'semantic_cache.embeddings');
+    if (node.kind !== 'target') throw new PipelineError('semantic_cache.embeddings must name one target');
+    embed = providerEmbedder(node, embeddings.model, () => pipelineDeps!);
+  }
   let draining = false;
   const app = createApp({
     resolver: new ConfigResolver(planDeps, saved),
-    pipeline: {
+    pipeline: (pipelineDeps = {
       registry,
       dispatchers,
       telemetry,
-      breakers: new MemoryBreakerStore(),
+      breakers: stores.breakers,
+      cache: {
+        store: stores.cache,
+        vectors: stores.vectors,
+        embed,
+        available: stores.available,
+        defaultTtlSeconds: options['cache-ttl'],
+        defaultThreshold: options['semantic-threshold'],
+        inflight: new Map(),
+      },
       streamIdleTimeoutMs: options['stream-idle-timeout'],
       requestBudgetMs: options['request-budget'],
       now: init.now ?? (() => performance.timeOrigin + performance.now()),
       random: init.random ?? Math.random,
-    },
+    }),
     metrics: telemetry.registry,
     apiKeys,
     logger,
@@ -113,10 +148,17 @@ export function createGateway(init: GatewayInit): Gateway {
 
   return {
     server,
+    stores,
     logger,
     generatedKey,
-    listen(port = options.port, host = options.host) {
-      return new Promise((resolve, reject) => {
+    async listen(port = options.port, host = options.host) {
+      try {
+        await stores.start(5000);
+      } catch (e) {
+        if (!options['redis-optional']) throw new Error(`${(e as Error).message}. Start Redis, or set GATEWAY_REDIS_OPTIONAL=true to serve degraded.`);
+        logger.warn({ msg: 'Redis is not reachable at start; serving degraded (local state) until it is', error: (e as Error).message });
+      }
+      return new Promise<AddressInfo>((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => {
           server.off('error', reject);
@@ -142,7 +184,7 @@ export function createGateway(init: GatewayInit): Gateway {
         server.closeAllConnections();
         await closed;
       }
-      await Promise.all([dispatchers.trusted.close(), dispatchers.guarded.close()]);
+      await Promise.all([dispatchers.trusted.close(), dispatchers.guarded.close(), stores.close()]);
     },
   };
 }

@@ -45,7 +45,7 @@ async function serve(argv: string[]): Promise<void> {
     if (e instanceof BootstrapError || e instanceof PipelineError) fail(e.message);
     fail((e as Error).message);
   }
-  const addr = await gateway.listen().catch((e: Error) => fail(`cannot listen: ${e.message}`));
+  const addr = await gateway.listen().catch((e: Error) => fail(e.message.startsWith('Redis') ? e.message : `cannot listen: ${e.message}`));
   if (gateway.generatedKey) {
     // Printed once, to the terminal only: never through the logger.
     process.stderr.write(

@@ -280,6 +280,12 @@ export class LshIndex {
     return e !== undefined && e.expiresAt > this.now();
   }
 
+  /** The expiry of a live entry `id` in `partition`, or undefined. */
+  expiresAt(partition: string, id: string): number | undefined {
+    const e = this.entries.get(`${partition}\u0000${id}`);
+    return e !== undefined && e.expiresAt > this.now() ? e.expiresAt : undefined;
+  }
+
   /** Remove `id` from `partition`. */
   delete(partition: string, id: string): boolean {
     const e = this.entries.get(`${partition}\u0000${id}`);

@@ -1,0 +1,356 @@
+import { Redis } from 'ioredis';
+import { noopStoreObserver, type StoreObserver } from '../store-events.js';
+
+/** The logger calls stores make: pino's object form (`logger.warn({ msg, ... })`) fits. */
+export interface StoreLogger {
+  info(obj: Record<string, unknown>): void;
+  warn(obj: Record<string, unknown>): void;
+  error(obj: Record<string, unknown>): void;
+}
+
+export interface RedisConnectionOptions {
+  observer?: StoreObserver;
+  logger?: StoreLogger;
+  /** A command with no reply after this long fails (default 250 ms): requests never wait on a stuck Redis. */
+  commandTimeoutMs?: number;
+  /** A connection attempt that does not complete in this long fails (default 2000 ms). */
+  connectTimeoutMs?: number;
+  /** Errors are logged at most once per interval (default 10 s), with the count suppressed. */
+  errorIntervalMs?: number;
+  /** Delay before reconnect attempt n (1-based). Default min(100 · 2^(n−1), 2000) ms, forever. */
+  retryDelayMs?: (attempt: number) => number;
+  /** Clock in ms for the error interval (tests inject one). */
+  now?: () => number;
+  /** CLIENT SETNAME, to tell gateway connections apart in CLIENT LIST. Default `sluice`. */
+  connectionName?: string;
+}
+
+export const DEFAULT_COMMAND_TIMEOUT_MS = 250;
+export const DEFAULT_ERROR_INTERVAL_MS = 10_000;
+
+export function defaultRetryDelay(attempt: number): number {
+  return Math.min(100 * 2 ** Math.max(0, attempt - 1), 2000);
+}
+
+/** The URL with any password replaced, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return '(unparseable Redis URL)';
+  }
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Logs the first error of each interval, with the number of errors suppressed since the line
+ * before, so a dead Redis under load writes one line per interval, never one per request.
+ */
+export class RateLimitedErrorLog {
+  private lastLoggedAt = -Infinity;
+  private suppressed = 0;
+  private total = 0;
+
+  constructor(
+    private readonly log: (line: Record<string, unknown>) => void,
+    readonly intervalMs = DEFAULT_ERROR_INTERVAL_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Errors seen in all (for tests and metrics). */
+  get count(): number {
+    return this.total;
+  }
+
+  /** Errors seen but not logged since the last logged line. */
+  get pending(): number {
+    return this.suppressed;
+  }
+
+  report(source: string, err: unknown, extra: Record<string, unknown> = {}): void {
+    this.total++;
+    const now = this.now();
+    if (now - this.lastLoggedAt < this.intervalMs) {
+      this.suppressed++;
+      return;
+    }
+    this.log({
+      msg: 'redis error',
+      source,
+      err: message(err),
+      suppressed: this.suppressed,
+      interval_ms: this.intervalMs,
+      ...extra,
+    });
+    this.suppressed = 0;
+    this.lastLoggedAt = now;
+  }
+
+  /** Hand back the count suppressed since the last line and reset it (on recovery). */
+  takeSuppressed(): number {
+    const n = this.suppressed;
+    this.suppressed = 0;
+    return n;
+  }
+}
+
+interface ChannelState {
+  listeners: Set<ChannelListener>;
+  /** Subscribed on the current subscriber connection (confirmed by Redis). */
+  active: boolean;
+}
+
+interface ChannelListener {
+  onMessage(message: string): void;
+  onSync(): void;
+}
+
+/**
+ * One ioredis client (and, on demand, one duplicate for pub/sub), configured so that a dead Redis
+ * never holds a request up: no offline queue (a command fails at once while disconnected), no
+ * retries of a command, a command timeout, and reconnection forever with capped backoff.
+ */
+export class RedisConnection {
+  /** The URL with the password redacted. */
+  readonly url: string;
+  readonly client: Redis;
+  readonly observer: StoreObserver;
+  readonly errors: RateLimitedErrorLog;
+  private readonly logger: StoreLogger | undefined;
+  private sub: Redis | undefined;
+  private readonly readyListeners = new Set<() => void>();
+  private readonly downListeners = new Set<() => void>();
+  private readonly channels = new Map<string, ChannelState>();
+  private wasReady = false;
+  private downSince = 0;
+  private everReady = false;
+  private lastError: string | undefined;
+  private closed = false;
+  private readonly now: () => number;
+
+  constructor(url: string, opts: RedisConnectionOptions = {}) {
+    this.url = redactUrl(url);
+    this.observer = opts.observer ?? noopStoreObserver;
+    this.logger = opts.logger;
+    this.now = opts.now ?? Date.now;
+    this.errors = new RateLimitedErrorLog((line) => this.logger?.warn(line), opts.errorIntervalMs, this.now);
+    const retry = opts.retryDelayMs ?? defaultRetryDelay;
+    this.client = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+      connectTimeout: opts.connectTimeoutMs ?? 2000,
+      retryStrategy: (times) => retry(times),
+      connectionName: opts.connectionName ?? 'sluice',
+      autoResendUnfulfilledCommands: false,
+    });
+    this.client.on('ready', () => this.onClientReady());
+    this.client.on('close', () => this.onClientClose());
+    this.client.on('error', (err: unknown) => {
+      this.lastError = message(err);
+      this.errors.report('redis', err);
+    });
+  }
+
+  /** True while the connection is up and ready for commands. */
+  available(): boolean {
+    return !this.closed && this.client.status === 'ready';
+  }
+
+  /** Called on every (re)connect, once ready: the place to resync local mirrors. Returns an unsubscribe. */
+  onReady(cb: () => void): () => void {
+    this.readyListeners.add(cb);
+    return () => this.readyListeners.delete(cb);
+  }
+
+  /** Called when a ready connection is lost. Returns an unsubscribe. */
+  onDown(cb: () => void): () => void {
+    this.downListeners.add(cb);
+    return () => this.downListeners.delete(cb);
+  }
+
+  /**
+   * For start-up: resolves once connected, or rejects after `timeoutMs` with a message naming the
+   * (redacted) URL and the last error. The client keeps reconnecting in the background either way,
+   * so a server started degraded recovers when Redis comes up.
+   */
+  waitUntilReady(timeoutMs: number): Promise<void> {
+    if (this.available()) return Promise.resolve();
+    if (this.closed) return Promise.reject(new Error(`Redis connection to ${this.url} is closed`));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        off();
+        const why = this.lastError ? `: ${this.lastError}` : '';
+        reject(new Error(`Redis at ${this.url} is not reachable (not ready within ${timeoutMs} ms${why})`));
+      }, timeoutMs);
+      const off = this.onReady(() => {
+        clearTimeout(timer);
+        off();
+        resolve();
+      });
+    });
+  }
+
+  /** The pub/sub connection (a duplicate of the client, created on first use, closed with it). */
+  subscriber(): Redis {
+    if (!this.sub) {
+      const sub = this.client.duplicate({
+        connectionName: `${this.client.options.connectionName ?? 'sluice'}-sub`,
+        // Subscriptions are (re)made by `listen` on every ready, once confirmed it resyncs.
+        autoResubscribe: false,
+        commandTimeout: undefined,
+      });
+      sub.on('ready', () => this.subscribeAll());
+      sub.on('close', () => {
+        for (const ch of this.channels.values()) ch.active = false;
+      });
+      sub.on('error', (err: unknown) => this.errors.report('redis-subscriber', err));
+      sub.on('message', (channel: string, msg: string) => {
+        const ch = this.channels.get(channel);
+        if (!ch) return;
+        for (const l of ch.listeners) {
+          try {
+            l.onMessage(msg);
+          } catch (e) {
+            this.errors.report(`message on ${channel}`, e);
+          }
+        }
+      });
+      this.sub = sub;
+    }
+    return this.sub;
+  }
+
+  /**
+   * Listen on a pub/sub channel. `onSync` is called whenever the subscription is confirmed and the
+   * command connection is ready (after every reconnect of either): a store then reloads what it may
+   * have missed, knowing that from now on no message is lost. Returns a function that stops listening.
+   */
+  listen(channel: string, onMessage: (message: string) => void, onSync: () => void): () => void {
+    const listener: ChannelListener = { onMessage, onSync };
+    let ch = this.channels.get(channel);
+    if (!ch) {
+      ch = { listeners: new Set(), active: false };
+      this.channels.set(channel, ch);
+    }
+    ch.listeners.add(listener);
+    const sub = this.subscriber();
+    if (ch.active) {
+      if (this.available()) queueMicrotask(() => ch.listeners.has(listener) && listener.onSync());
+    } else if (sub.status === 'ready') {
+      this.subscribeOne(channel, ch);
+    }
+    const readyOff = this.onReady(() => {
+      if (ch.active && ch.listeners.has(listener)) listener.onSync();
+    });
+    return () => {
+      readyOff();
+      ch.listeners.delete(listener);
+      if (ch.listeners.size === 0) {
+        this.channels.delete(channel);
+        if (this.sub?.status === 'ready') this.sub.unsubscribe(channel).catch(() => {});
+      }
+    };
+  }
+
+  /** Report a failed store operation: counted always, logged at most once per interval. */
+  reportError(source: string, err: unknown): void {
+    this.errors.report(source, err);
+  }
+
+  /** Close both connections (pending commands are rejected). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.readyListeners.clear();
+    this.downListeners.clear();
+    await Promise.all([quit(this.client), this.sub ? quit(this.sub) : undefined]);
+  }
+
+  private subscribeAll(): void {
+    for (const [name, ch] of this.channels) this.subscribeOne(name, ch);
+  }
+
+  private subscribeOne(name: string, ch: ChannelState): void {
+    const sub = this.sub;
+    if (!sub) return;
+    sub.subscribe(name).then(
+      () => {
+        if (this.channels.get(name) !== ch || sub !== this.sub) return;
+        ch.active = true;
+        if (this.available()) for (const l of ch.listeners) l.onSync();
+      },
+      (err: unknown) => this.errors.report('redis-subscriber', err),
+    );
+  }
+
+  private onClientReady(): void {
+    const now = this.now();
+    if (this.everReady) {
+      const suppressed = this.errors.takeSuppressed();
+      this.logger?.info({ msg: 'redis available again', url: this.url, down_ms: now - this.downSince, errors_suppressed: suppressed });
+    } else {
+      this.logger?.info({ msg: 'redis connected', url: this.url });
+    }
+    this.everReady = true;
+    this.wasReady = true;
+    this.observer.availability?.('redis', true);
+    for (const cb of [...this.readyListeners]) {
+      try {
+        cb();
+      } catch (e) {
+        this.errors.report('redis ready listener', e);
+      }
+    }
+  }
+
+  private onClientClose(): void {
+    if (!this.wasReady || this.closed) return;
+    this.wasReady = false;
+    this.downSince = this.now();
+    this.logger?.warn({
+      msg: 'redis unavailable: serving degraded (cache disabled, breaker state local) until it returns',
+      url: this.url,
+    });
+    this.observer.availability?.('redis', false);
+    for (const cb of [...this.downListeners]) {
+      try {
+        cb();
+      } catch (e) {
+        this.errors.report('redis down listener', e);
+      }
+    }
+  }
+}
+
+async function quit(client: Redis): Promise<void> {
+  if (client.status === 'ready') {
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, 500).unref());
+    await Promise.race([client.quit().then(() => undefined, () => undefined), timeout]);
+  }
+  client.disconnect();
+}
+
+/** Create the connection (it starts connecting at once). */
+export function createRedis(url: string, opts: RedisConnectionOptions = {}): RedisConnection {
+  return new RedisConnection(url, opts);
+}
+
+/** Time an operation and report it to the observer; failures also go to the rate-limited log. */
+export async function observed<T>(conn: RedisConnection, store: string, op: string, fn: () => Promise<T>): Promise<T> {
+  const start = performance.now();
+  try {
+    const v = await fn();
+    conn.observer.operation(store, op, (performance.now() - start) / 1000, true);
+    return v;
+  } catch (e) {
+    conn.observer.operation(store, op, (performance.now() - start) / 1000, false, e);
+    conn.reportError(`${store} ${op}`, e);
+    throw e;
+  }
+}

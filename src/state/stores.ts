@@ -1,0 +1,65 @@
+import type { BreakerStore, Transition } from './breaker-store.js';
+import type { CacheStore } from './cache-store.js';
+import type { StoreObserver } from './store-events.js';
+import type { VectorIndex } from './vector-index.js';
+import { MemoryBreakerStore } from './memory/breaker-store.js';
+import { MemoryCacheStore } from './memory/cache-store.js';
+import { MemoryVectorIndex } from './memory/vector-index.js';
+import { createRedis, type StoreLogger } from './redis/connection.js';
+import { RedisBreakerStore } from './redis/breaker-store.js';
+import { RedisCacheStore } from './redis/cache-store.js';
+import { RedisVectorIndex } from './redis/vector-index.js';
+
+/** Every piece of state the gateway holds, built once: memory (embedded default) or Redis (shared). */
+export interface Stores {
+  kind: 'memory' | 'redis';
+  cache: CacheStore;
+  vectors: VectorIndex;
+  breakers: BreakerStore;
+  /** False while a shared backend is unreachable: caching is skipped (DISABLED), breakers run locally. */
+  available(): boolean;
+  /** Resolves when the stores can serve; with Redis, rejects (clearly) when it is not reachable in time. */
+  start(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  redisUrl?: string;
+  cacheMaxBytes: number;
+  observer: StoreObserver;
+  logger: StoreLogger;
+  onRemoteTransition?: (id: string, t: Transition) => void;
+}
+
+export function createStores(o: StoreOptions): Stores {
+  if (!o.redisUrl) {
+    return {
+      kind: 'memory',
+      cache: new MemoryCacheStore({ maxBytes: o.cacheMaxBytes }),
+      vectors: new MemoryVectorIndex(),
+      breakers: new MemoryBreakerStore(),
+      available: () => true,
+      start: () => Promise.resolve(),
+      close: () => Promise.resolve(),
+    };
+  }
+  const conn = createRedis(o.redisUrl, { observer: o.observer, logger: o.logger, connectionName: 'sluice' });
+  const vectors = new RedisVectorIndex(conn);
+  const breakers = new RedisBreakerStore(conn, o.onRemoteTransition ? { onRemoteTransition: o.onRemoteTransition } : {});
+  return {
+    kind: 'redis',
+    cache: new RedisCacheStore(conn),
+    vectors,
+    breakers,
+    available: () => conn.available(),
+    async start(timeoutMs) {
+      await conn.waitUntilReady(timeoutMs);
+      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs)]);
+    },
+    async close() {
+      vectors.close();
+      breakers.close();
+      await conn.close();
+    },
+  };
+}
