@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
-import { createApp } from './http/app.js';
+import { createHandler } from './http/app.js';
 import type { Bootstrap } from './config/bootstrap.js';
 import type { ServerOptions } from './config/options.js';
 import { describeGatewayError, loadPipelines, PipelineError } from './config/pipelines.js';
@@ -117,7 +117,7 @@ export function createGateway(init: GatewayInit): Gateway {
     embed = providerEmbedder(node, embeddings.model, () => pipelineDeps!);
   }
   let draining = false;
-  const app = createApp({
+  const handler = createHandler({
     resolver: new ConfigResolver(planDeps, saved),
     pipeline: (pipelineDeps = {
       registry,
@@ -144,7 +144,7 @@ export function createGateway(init: GatewayInit): Gateway {
     bodyLimitBytes: options['body-limit'],
     isDraining: () => draining,
   });
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, app);
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, handler);
 
   return {
     server,

@@ -10,6 +10,7 @@ import { buildPlan } from './plan/build-plan.js';
 import { defaultProviders, ProviderRegistry } from './providers/registry.js';
 import { HostGuard } from './security/host-guard.js';
 import { createGateway } from './gateway.js';
+import { isPrimary, runPrimary } from './cluster.js';
 
 function fail(message: string): never {
   process.stderr.write(`sluice: ${message}\n`);
@@ -40,6 +41,16 @@ async function serve(argv: string[]): Promise<void> {
   try {
     const options = readOptions(values as Record<string, string | undefined>, process.env);
     const bootstrap = options.bootstrap ? loadBootstrap(options.bootstrap) : undefined;
+    if (options.workers > 1 && isPrimary()) {
+      const hasKeys = options['api-keys'].length > 0 || (bootstrap?.api_keys.length ?? 0) > 0;
+      runPrimary({
+        workers: options.workers,
+        hasKeys,
+        shutdownTimeoutMs: options['shutdown-timeout'],
+        log: (line) => process.stdout.write(`${JSON.stringify({ level: 30, time: new Date().toISOString(), ...line })}\n`),
+      });
+      return;
+    }
     gateway = createGateway({ options, bootstrap });
   } catch (e) {
     if (e instanceof BootstrapError || e instanceof PipelineError) fail(e.message);

@@ -115,6 +115,8 @@ const metadata = z
   })
   .pipe(z.record(z.string().max(128), metadataValue, { error: 'must be a JSON object of string, number or boolean values' }));
 
+const namespace = text.pipe(z.string().max(256, 'must be at most 256 characters'));
+
 export interface RequestSettings {
   traceId?: string;
   metadata?: Record<string, unknown>;
@@ -130,7 +132,7 @@ export function requestSettings(headers: Headers): RequestSettings {
   if (m !== undefined) out.metadata = m;
   const f = readHeader(headers, REQUEST_HEADERS.cacheForceRefresh, bool);
   if (f !== undefined) out.cacheForceRefresh = f;
-  const n = readHeader(headers, REQUEST_HEADERS.cacheNamespace, text.pipe(z.string().max(256)));
+  const n = readHeader(headers, REQUEST_HEADERS.cacheNamespace, namespace);
   if (n !== undefined) out.cacheNamespace = n;
   return out;
 }

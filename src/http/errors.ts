@@ -1,7 +1,8 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { GatewayError, toGatewayError } from '../errors/gateway-error.js';
+import type { Exchange } from './exchange.js';
 
-/** express / body-parser errors → catalog codes. */
+/** express / body-parser errors (on the framework routes) → catalog codes. */
 function fromExpressError(err: unknown): GatewayError | undefined {
   const e = err as { type?: string; status?: number; limit?: number };
   switch (e?.type) {
@@ -25,16 +26,17 @@ export function normalizeError(err: unknown): GatewayError {
 }
 
 /** The one place where an error becomes an HTTP response. */
-export function sendError(res: Response, err: unknown, traceId: string): GatewayError {
+export function sendError(ex: Exchange, err: unknown): GatewayError {
   const ge = normalizeError(err);
-  res.locals.error = ge;
+  ex.error = ge;
+  const res: ServerResponse = ex.res;
   if (res.headersSent) {
     res.destroy();
     return ge;
   }
-  if (ge.headers) for (const [k, v] of Object.entries(ge.headers)) res.setHeader(k, v);
-  res.status(ge.status);
+  if (ge.headers) for (const k in ge.headers) res.setHeader(k, ge.headers[k]!);
+  res.statusCode = ge.status;
   res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify(ge.toBody(traceId)));
+  res.end(JSON.stringify(ge.toBody(ex.traceId)));
   return ge;
 }

@@ -1,12 +1,13 @@
-import type { Request, Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { Observable, Subscription } from 'rxjs';
+import type { Exchange } from './exchange.js';
 import { normalizeError, sendError } from './errors.js';
 import type { AnswerMeta, GatewayEvent } from '../pipeline/events.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { SSE_DONE, SSE_HEADERS, sseData, sseError } from '../upstream/sse-encode.js';
 
-function setAnswerHeaders(res: Response, meta: AnswerMeta): void {
-  res.locals.meta = meta;
+function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): void {
+  ex.meta = meta;
   res.setHeader('x-gateway-provider', meta.provider);
   res.setHeader('x-gateway-target', meta.target);
   res.setHeader('x-gateway-retry-attempt-count', String(meta.retries));
@@ -19,13 +20,14 @@ function setAnswerHeaders(res: Response, meta: AnswerMeta): void {
  * `data: [DONE]`. A client that goes away unsubscribes, which aborts every upstream call. A failure
  * after the stream started ends it with an SSE error event and no [DONE].
  */
-export function respond(events: Observable<GatewayEvent>, req: Request, res: Response, ctx: RequestContext): void {
+export function respond(events: Observable<GatewayEvent>, ex: Exchange, ctx: RequestContext): void {
+  const res = ex.res;
   let sub: Subscription | undefined;
   let done = false;
   const onClose = (): void => {
     if (!done) {
       done = true;
-      res.locals.clientAborted = true;
+      ex.clientAborted = true;
       sub?.unsubscribe();
     }
   };
@@ -35,14 +37,14 @@ export function respond(events: Observable<GatewayEvent>, req: Request, res: Res
     next(ev) {
       switch (ev.type) {
         case 'json':
-          setAnswerHeaders(res, ev.meta);
+          setAnswerHeaders(ex, res, ev.meta);
           if (ev.usage) ctx.usage = ev.usage;
           res.statusCode = ev.status;
           res.setHeader('content-type', 'application/json; charset=utf-8');
           res.end(ev.raw ?? JSON.stringify(ev.body));
           return;
         case 'stream-start':
-          setAnswerHeaders(res, ev.meta);
+          setAnswerHeaders(ex, res, ev.meta);
           res.writeHead(200, SSE_HEADERS);
           return;
         case 'chunk':
@@ -54,18 +56,18 @@ export function respond(events: Observable<GatewayEvent>, req: Request, res: Res
     error(err: unknown) {
       done = true;
       if (!res.headersSent) {
-        sendError(res, err, ctx.traceId);
+        sendError(ex, err);
         return;
       }
       const ge = normalizeError(err);
-      res.locals.error = ge;
+      ex.error = ge;
       if (!res.writableEnded) res.end(sseError(ge.toBody(ctx.traceId)));
     },
     complete() {
       done = true;
       if (res.writableEnded) return;
       if (res.headersSent) res.end(SSE_DONE);
-      else if (req.method !== 'HEAD') {
+      else if (ex.req.method !== 'HEAD') {
         // A stream that ended before any content: still a well-formed, complete SSE answer.
         res.writeHead(200, SSE_HEADERS);
         res.end(SSE_DONE);

@@ -1,12 +1,12 @@
-import type { Request, RequestHandler, Response } from 'express';
 import { parseBody } from '../../config/bodies.js';
-import { GatewayError } from '../../errors/gateway-error.js';
 import { runPlan } from '../../pipeline/run-plan.js';
 import { newContext } from '../../pipeline/context.js';
-import type { RequestSettings } from '../../config/headers.js';
+import type { PlanNode } from '../../plan/types.js';
 import type { ApiKeyRecord } from '../../security/api-keys.js';
 import type { Endpoint } from '../../providers/types.js';
+import { readJsonBody } from '../body.js';
 import { sendError } from '../errors.js';
+import type { Exchange } from '../exchange.js';
 import { respond } from '../respond.js';
 import type { AppDeps } from '../app.js';
 
@@ -16,39 +16,45 @@ function workspaceOf(key: ApiKeyRecord | undefined): string {
   return key.workspace_id ? `ws:${key.workspace_id}` : key.organisation_id ? `org:${key.organisation_id}` : `key:${key.name}`;
 }
 
-function jsonBody(req: Request): unknown {
-  if (req.body === undefined) {
-    if (!req.is('application/json') && !req.is('+json')) throw new GatewayError('unsupported_media_type');
-    throw new GatewayError('invalid_json', 'The request body is empty.');
-  }
-  return req.body;
-}
-
 /**
- * The route every proxied endpoint shares: validate the body, resolve the plan from the headers,
- * run it, write what it emits. No provider names, no strategy branches.
+ * The route every proxied endpoint shares: resolve the plan from the headers, read and validate the
+ * body, run the plan, write what it emits. No provider names, no strategy branches.
  */
-export function proxyRoute(endpoint: Endpoint, deps: AppDeps): RequestHandler {
-  return (req: Request, res: Response) => {
-    const traceId = res.locals.traceId as string;
+export function proxyRoute(endpoint: Endpoint, pathname: string, deps: AppDeps): (ex: Exchange) => void {
+  const start = (ex: Exchange, plan: PlanNode, raw: unknown): void => {
+    const body = endpoint === 'models' ? undefined : (parseBody(endpoint, raw) as Record<string, unknown>);
+    const settings = ex.settings;
+    const ctx = newContext(
+      ex.traceId,
+      { endpoint, body, stream: endpoint !== 'embeddings' && body?.stream === true, headers: ex.req.headers },
+      deps.pipeline.now(),
+      pathname,
+      settings.metadata,
+      workspaceOf(ex.gatewayKey),
+    );
+    if (settings.cacheNamespace !== undefined) ctx.cacheNamespace = settings.cacheNamespace;
+    if (settings.cacheForceRefresh) ctx.cacheForceRefresh = true;
+    ex.ctx = ctx;
+    respond(runPlan(plan, ctx, deps.pipeline), ex, ctx);
+  };
+  return (ex) => {
+    let plan: PlanNode;
     try {
-      const plan = deps.resolver.resolve(req.headers);
-      const body = endpoint === 'models' ? undefined : (parseBody(endpoint, jsonBody(req)) as Record<string, unknown>);
-      const settings = res.locals.settings as RequestSettings;
-      const ctx = newContext(
-        traceId,
-        { endpoint, body, stream: endpoint !== 'embeddings' && body?.stream === true, headers: req.headers },
-        deps.pipeline.now(),
-        req.baseUrl + req.path,
-        settings.metadata,
-        workspaceOf(res.locals.gatewayKey as ApiKeyRecord),
-      );
-      if (settings.cacheNamespace !== undefined) ctx.cacheNamespace = settings.cacheNamespace;
-      if (settings.cacheForceRefresh) ctx.cacheForceRefresh = true;
-      res.locals.ctx = ctx;
-      respond(runPlan(plan, ctx, deps.pipeline), req, res, ctx);
+      plan = deps.resolver.resolve(ex.req.headers);
+      if (endpoint === 'models') return start(ex, plan, undefined);
     } catch (e) {
-      sendError(res, e, traceId);
+      sendError(ex, e);
+      return;
     }
+    readJsonBody(ex.req, deps.bodyLimitBytes).then(
+      (raw) => {
+        try {
+          start(ex, plan, raw);
+        } catch (e) {
+          sendError(ex, e);
+        }
+      },
+      (e: unknown) => sendError(ex, e),
+    );
   };
 }

@@ -1,8 +1,0 @@
-import type { Router } from 'express';
-import type { AppDeps } from '../app.js';
-import { proxyRoute } from './proxy.js';
-
-/** POST /v1/embeddings */
-export function mount(router: Router, deps: AppDeps): void {
-  router.post('/embeddings', proxyRoute('embeddings', deps));
-}
