@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { Observable } from 'rxjs';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -41,9 +42,22 @@ function isEventStream(headers: UpstreamHeaders): boolean {
  * aborts it (the socket's request is cancelled and its body discarded). Non-2xx answers become the
  * error produced by `mapError`; transport failures become `upstream_unreachable`.
  */
+/**
+ * Cancels one undici request. undici accepts an EventEmitter as `signal`; it costs a fraction of an
+ * AbortController (whose EventTarget is slow to build), and one is made per upstream call.
+ */
+class Abort extends EventEmitter {
+  aborted = false;
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
+
 export function callUpstream(dispatchers: Dispatchers, req: UpstreamRequest, mapError: ErrorMapper): Observable<UpstreamMessage> {
   return new Observable<UpstreamMessage>((subscriber) => {
-    const ac = new AbortController();
+    const ac = new Abort();
     let finished = false;
     const dispatcher = req.untrustedHost ? dispatchers.guarded : dispatchers.trusted;
     dispatcher
@@ -53,11 +67,11 @@ export function callUpstream(dispatchers: Dispatchers, req: UpstreamRequest, map
         method: req.method,
         headers: req.headers,
         body: req.body,
-        signal: ac.signal,
+        signal: ac,
       })
       .then(
         ({ statusCode, headers, body }) => {
-          if (ac.signal.aborted) return;
+          if (ac.aborted) return;
           const ok = statusCode >= 200 && statusCode < 300;
           if (ok && req.stream && isEventStream(headers)) {
             const decoder = createSseDecoder((event) => {
@@ -71,7 +85,7 @@ export function callUpstream(dispatchers: Dispatchers, req: UpstreamRequest, map
             });
             body.on('error', (err) => {
               finished = true;
-              if (!ac.signal.aborted) subscriber.error(new GatewayError('stream_interrupted', undefined, { cause: err }));
+              if (!ac.aborted) subscriber.error(new GatewayError('stream_interrupted', undefined, { cause: err }));
             });
             return;
           }
@@ -89,12 +103,12 @@ export function callUpstream(dispatchers: Dispatchers, req: UpstreamRequest, map
           });
           body.on('error', (err) => {
             finished = true;
-            if (!ac.signal.aborted) subscriber.error(transportError(err));
+            if (!ac.aborted) subscriber.error(transportError(err));
           });
         },
         (err: unknown) => {
           finished = true;
-          if (!ac.signal.aborted) subscriber.error(transportError(err));
+          if (!ac.aborted) subscriber.error(transportError(err));
         },
       );
     return () => {
