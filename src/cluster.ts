@@ -24,13 +24,27 @@ export function runPrimary(o: PrimaryOptions): void {
     );
   }
   let stopping = false;
+  let exitCode = 0;
   const fork = (): void => {
     cluster.fork(env);
   };
   for (let i = 0; i < o.workers; i++) fork();
+  // The first workers' start-up decides: one that exits before it listens (bad options, Redis not
+  // reachable, port taken) would fail the same way again, so stop, as a single process does, rather
+  // than restart it forever. A worker that dies later is replaced.
+  const initial = new Set(Object.values(cluster.workers ?? {}).map((w) => w!.id));
+  const listened = new Set<number>();
+  cluster.on('listening', (worker) => listened.add(worker.id));
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
+      return;
+    }
+    if (initial.has(worker.id) && !listened.has(worker.id)) {
+      o.log({ msg: 'worker failed to start; stopping', pid: worker.process.pid, code, signal });
+      exitCode = code || 1;
+      stop('SIGTERM');
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
       return;
     }
     o.log({ msg: 'worker exited; starting another', pid: worker.process.pid, code, signal });
@@ -41,7 +55,7 @@ export function runPrimary(o: PrimaryOptions): void {
     stopping = true;
     o.log({ msg: 'shutting down workers', signal });
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill(signal);
-    setTimeout(() => process.exit(1), o.shutdownTimeoutMs + 5000).unref();
+    setTimeout(() => process.exit(exitCode || 1), o.shutdownTimeoutMs + 5000).unref();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

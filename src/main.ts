@@ -47,7 +47,7 @@ async function serve(argv: string[]): Promise<void> {
         workers: options.workers,
         hasKeys,
         shutdownTimeoutMs: options['shutdown-timeout'],
-        log: (line) => process.stdout.write(`${JSON.stringify({ level: 30, time: new Date().toISOString(), ...line })}\n`),
+        log: (line) => process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), ...line })}\n`),
       });
       return;
     }

@@ -57,7 +57,7 @@ export class EntryRecorder {
 }
 
 /** Replay an entry as the events the request expects: JSON or a stream, whichever form it was stored in. */
-export function replay(entry: CacheEntry, endpoint: Endpoint, stream: boolean, cacheStatus: string): GatewayEvent[] {
+export function replay(entry: CacheEntry, endpoint: Endpoint, stream: boolean, cacheStatus: string, includeUsage = false): GatewayEvent[] {
   const meta: AnswerMeta = { provider: entry.provider, target: entry.target, retries: 0, cacheStatus };
   if (!stream) {
     if (entry.kind === 'json') return [{ type: 'json', status: entry.status, body: undefined, raw: entry.body, meta }];
@@ -67,7 +67,22 @@ export function replay(entry: CacheEntry, endpoint: Endpoint, stream: boolean, c
     return [{ type: 'json', status: 200, body, raw: JSON.stringify(body), meta }];
   }
   const chunks = entry.kind === 'stream' ? entry.chunks! : jsonToChunks(endpoint, JSON.parse(entry.body!)).map((c) => JSON.stringify(c));
-  return [{ type: 'stream-start', meta }, ...chunks.map((data) => ({ type: 'chunk' as const, data }))];
+  return [{ type: 'stream-start', meta }, ...withUsageAsAsked(chunks, entry, includeUsage).map((data) => ({ type: 'chunk' as const, data }))];
+}
+
+const isUsageOnly = (data: string): boolean => {
+  if (!data.includes('"usage"')) return false;
+  const c = JSON.parse(data) as { choices?: unknown[]; usage?: unknown };
+  return Array.isArray(c.choices) && c.choices.length === 0 && c.usage != null;
+};
+
+/** The usage-only chunk as the client asked (`stream_options.include_usage`), whoever filled the cache. */
+function withUsageAsAsked(chunks: readonly string[], entry: CacheEntry, includeUsage: boolean): string[] {
+  const content = chunks.filter((c) => !isUsageOnly(c));
+  if (!includeUsage || !entry.usage) return content;
+  const first = (content[0] ? JSON.parse(content[0]) : {}) as Record<string, unknown>;
+  const usageChunk = { id: first.id, object: first.object, created: first.created, model: first.model, choices: [], usage: entry.usage };
+  return [...content, JSON.stringify(usageChunk)];
 }
 
 export function parseEntry(text: string): CacheEntry | undefined {

@@ -19,6 +19,8 @@ export interface CacheOptions {
   text?: string;
   endpoint: Endpoint;
   stream: boolean;
+  /** The client asked for the usage chunk (`stream_options.include_usage`). */
+  includeUsage?: boolean;
   forceRefresh: boolean;
   store: CacheStore;
   vectors: VectorIndex;
@@ -62,7 +64,7 @@ export function withCache(run: () => Observable<GatewayEvent>, o: CacheOptions):
   };
 
   const fetchAndStore = (status: CacheStatus, vector: Float32Array | undefined): Observable<GatewayEvent> =>
-    coalesce(o.inflight, `${o.key}:${o.stream ? 's' : 'j'}`, () =>
+    coalesce(o.inflight, `${o.key}:${o.stream ? (o.includeUsage ? 'su' : 's') : 'j'}`, () =>
       defer(() => {
         const rec = new EntryRecorder();
         return run().pipe(
@@ -112,7 +114,7 @@ export function withCache(run: () => Observable<GatewayEvent>, o: CacheOptions):
         switch (r.status) {
           case 'HIT':
           case 'SEMANTIC_HIT':
-            return from(replay(r.entry, o.endpoint, o.stream, r.status));
+            return from(replay(r.entry, o.endpoint, o.stream, r.status, o.includeUsage === true));
           case 'MISS':
             return fetchAndStore('MISS', r.vector);
           case 'DISABLED':

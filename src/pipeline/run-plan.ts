@@ -134,6 +134,7 @@ function cached(node: PlanNode, cache: CacheSettings, ctx: RequestContext, deps:
     ...(text !== undefined ? { text, partition: `p:${sha256(`${scope.join('\n')}\n${String(req.body?.model ?? '')}`)}` } : {}),
     endpoint: req.endpoint,
     stream: req.stream,
+    includeUsage: (req.body?.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true,
     forceRefresh: ctx.cacheForceRefresh === true,
     store: c.store,
     vectors: c.vectors,

@@ -82,7 +82,7 @@ describe('replay', () => {
   });
 
   it('stream → stream: stream-start with meta, then the stored chunks verbatim', () => {
-    const evs = replay(streamEntry(), 'chat', true, 'SEMANTIC_HIT');
+    const evs = replay(streamEntry(), 'chat', true, 'SEMANTIC_HIT', true);
     expect(evs).toEqual([
       { type: 'stream-start', meta: { provider: 'openai', target: 'config.targets[1]', retries: 0, cacheStatus: 'SEMANTIC_HIT' } },
       ...chunkTexts.map((data) => ({ type: 'chunk', data })),
@@ -90,7 +90,7 @@ describe('replay', () => {
   });
 
   it('json → stream: synthesised chunks that carry the answer', () => {
-    const evs = replay(jsonEntry(), 'chat', true, 'HIT');
+    const evs = replay(jsonEntry(), 'chat', true, 'HIT', true);
     expect(evs[0]).toEqual({ type: 'stream-start', meta: { provider: 'openai', target: 'config.targets[1]', retries: 0, cacheStatus: 'HIT' } });
     const chunks = evs.slice(1).map((ev) => {
       expect(ev.type).toBe('chunk');
@@ -102,6 +102,14 @@ describe('replay', () => {
     expect(content).toBe('Hello there');
     expect(chunks.flatMap((c) => c.choices.map((ch: any) => ch.finish_reason)).filter(Boolean)).toEqual(['stop']);
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage });
+  });
+
+  it('a stream client that did not ask for usage gets no usage-only chunk', () => {
+    for (const entry of [streamEntry(), jsonEntry()]) {
+      const chunks = replay(entry, 'chat', true, 'HIT').slice(1).map((ev) => JSON.parse((ev as { data: string }).data));
+      expect(chunks.length).toBeGreaterThan(0);
+      expect(chunks.some((c) => Array.isArray(c.choices) && c.choices.length === 0)).toBe(false);
+    }
   });
 
   it('stream → json: the assembled answer, raw and body agreeing', () => {
