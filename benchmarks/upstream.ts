@@ -1,0 +1,267 @@
+/**
+ * A minimal, fast fake OpenAI upstream for benchmarks (node:http only, no frameworks).
+ *
+ *   POST .../chat/completions                 → fixed chat.completion JSON (≈330 bytes, with usage)
+ *   POST .../chat/completions  {"stream":true} → SSE: N chat.completion.chunk events, then `data: [DONE]`
+ *   GET  /healthz                             → 200 "ok"
+ *
+ * Stream shape, most specific first:
+ *   - path prefix  /s/<chunks>/<intervalMs>/v1/chat/completions   (survives a gateway's custom_host:
+ *     use x-gateway-custom-host: http://127.0.0.1:PORT/s/20/5/v1)
+ *   - query        ?chunks=20&interval=5                           (direct calls only)
+ *   - env          UPSTREAM_STREAM_CHUNKS (default 20), UPSTREAM_STREAM_INTERVAL_MS (default 0 = back to back)
+ * The first chunk is written as soon as the request body has been read; later chunks follow back to
+ * back (interval 0) or every <interval> ms.
+ *
+ * Failure and slow modes, as path prefixes (they survive a gateway's custom_host, e.g.
+ * x-gateway-custom-host: http://127.0.0.1:PORT/fail/503/v1), checked only when the path does not start
+ * with /v1/ (the fast path is untouched). They can be chained, outermost first, e.g. /slow/200/s/20/5/v1:
+ *   - /fail/<status>/...   answer <status> (100-599) with an OpenAI-style error body
+ *   - /slow/<ms>/...       wait <ms> after the request body has been read, then answer as usual
+ *   - /flaky/<percent>/... fail <percent>% of requests with 503, the rest as usual. Deterministic: a
+ *     seeded pseudo-random sequence per percent value (UPSTREAM_FLAKY_SEED, default 42), so the same
+ *     run of requests meets the same failures
+ *
+ * Env: UPSTREAM_PORT (default 0 = any free port), UPSTREAM_HOST (default 127.0.0.1).
+ * Prints one line `listening <port>` on stdout once it accepts connections.
+ * Run it pinned: taskset -c 1 node --import tsx benchmarks/upstream.ts
+ */
+import http from 'node:http';
+
+const PORT = Number(process.env.UPSTREAM_PORT ?? 0);
+const HOST = process.env.UPSTREAM_HOST ?? '127.0.0.1';
+const DEFAULT_CHUNKS = Number(process.env.UPSTREAM_STREAM_CHUNKS ?? 20);
+const DEFAULT_INTERVAL = Number(process.env.UPSTREAM_STREAM_INTERVAL_MS ?? 0);
+
+const CREATED = 1_700_000_000;
+const COMPLETION = Buffer.from(
+  JSON.stringify({
+    id: 'chatcmpl-bench0000000000000000000000',
+    object: 'chat.completion',
+    created: CREATED,
+    model: 'gpt-4o-mini-2024-07-18',
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: 'Hello! How can I help you today?' },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
+    ],
+    usage: { prompt_tokens: 9, completion_tokens: 9, total_tokens: 18 },
+  }),
+);
+const JSON_HEADERS = {
+  'content-type': 'application/json',
+  'content-length': String(COMPLETION.length),
+};
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+};
+
+function chunk(i: number, last: boolean): string {
+  const delta = i === 0 ? { role: 'assistant', content: '' } : last ? {} : { content: ` tok${i}` };
+  return `data: ${JSON.stringify({
+    id: 'chatcmpl-bench0000000000000000000000',
+    object: 'chat.completion.chunk',
+    created: CREATED,
+    model: 'gpt-4o-mini-2024-07-18',
+    system_fingerprint: 'fp_bench',
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: last ? 'stop' : null }],
+  })}\n\n`;
+}
+const USAGE_CHUNK = `data: ${JSON.stringify({
+  id: 'chatcmpl-bench0000000000000000000000',
+  object: 'chat.completion.chunk',
+  created: CREATED,
+  model: 'gpt-4o-mini-2024-07-18',
+  choices: [],
+  usage: { prompt_tokens: 9, completion_tokens: 19, total_tokens: 28 },
+})}\n\n`;
+const DONE = 'data: [DONE]\n\n';
+
+/** Chunk strings, cached per count (the last one carries finish_reason). */
+const chunkCache = new Map<number, string[]>();
+function chunksFor(n: number): string[] {
+  let c = chunkCache.get(n);
+  if (!c) {
+    c = Array.from({ length: n }, (_, i) => chunk(i, i === n - 1));
+    chunkCache.set(n, c);
+  }
+  return c;
+}
+
+const STREAM_RE = /"stream"\s*:\s*true/;
+const INCLUDE_USAGE_RE = /"include_usage"\s*:\s*true/;
+const PREFIX_RE = /^\/s\/(\d+)\/(\d+)(\/.*)$/;
+
+function streamShape(url: string): { chunks: number; interval: number; path: string } {
+  let chunks = DEFAULT_CHUNKS;
+  let interval = DEFAULT_INTERVAL;
+  let path = url;
+  const q = url.indexOf('?');
+  if (q >= 0) {
+    path = url.slice(0, q);
+    const params = new URLSearchParams(url.slice(q + 1));
+    if (params.has('chunks')) chunks = Number(params.get('chunks'));
+    if (params.has('interval')) interval = Number(params.get('interval'));
+  }
+  const m = PREFIX_RE.exec(path);
+  if (m) {
+    chunks = Number(m[1]);
+    interval = Number(m[2]);
+    path = m[3]!;
+  }
+  return { chunks: Math.max(1, Math.min(chunks, 100_000)), interval: Math.max(0, interval), path };
+}
+
+function sendStream(res: http.ServerResponse, chunks: number, interval: number, usage: boolean): void {
+  const parts = chunksFor(chunks);
+  res.writeHead(200, SSE_HEADERS);
+  const finish = (): void => {
+    if (usage) res.write(USAGE_CHUNK);
+    res.end(DONE);
+  };
+  if (interval === 0) {
+    for (const p of parts) res.write(p);
+    finish();
+    return;
+  }
+  let i = 0;
+  res.write(parts[i++]!);
+  const timer = setInterval(() => {
+    if (res.destroyed) {
+      clearInterval(timer);
+      return;
+    }
+    if (i < parts.length) res.write(parts[i++]!);
+    if (i >= parts.length) {
+      clearInterval(timer);
+      finish();
+    }
+  }, interval);
+  res.on('close', () => clearInterval(timer));
+}
+
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/healthz') {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+    res.end('ok');
+    return;
+  }
+  const url = req.url ?? '/';
+  if (req.method !== 'POST' || !url.includes('/chat/completions')) {
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end('{"error":{"message":"not found","type":"invalid_request_error"}}');
+    return;
+  }
+  if (!url.startsWith('/v1/')) {
+    const mode = failureMode(url);
+    if (mode) {
+      handleWithMode(req, res, mode);
+      return;
+    }
+  }
+  const parts: Buffer[] = [];
+  req.on('data', (c: Buffer) => parts.push(c));
+  req.on('end', () => answer(res, url, parts));
+});
+
+/** The normal answer (JSON completion or SSE stream) once the request body has been read. */
+function answer(res: http.ServerResponse, url: string, parts: Buffer[]): void {
+  const body = parts.length === 1 ? parts[0]!.toString('latin1') : Buffer.concat(parts).toString('latin1');
+  if (body.includes('"stream"') && STREAM_RE.test(body)) {
+    const { chunks, interval } = streamShape(url);
+    sendStream(res, chunks, interval, INCLUDE_USAGE_RE.test(body));
+    return;
+  }
+  res.writeHead(200, JSON_HEADERS);
+  res.end(COMPLETION);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failure and slow modes (path prefixes /fail/<status>, /slow/<ms>, /flaky/<percent>)
+
+interface FailureMode {
+  failStatus?: number;
+  slowMs: number;
+  flakyPercent?: number;
+  /** The URL with the failure prefixes removed (may still carry /s/<chunks>/<interval>). */
+  rest: string;
+}
+
+const MODE_RE = /^\/(fail|slow|flaky)\/(\d+)(\/.*)$/;
+
+function failureMode(url: string): FailureMode | undefined {
+  let rest = url;
+  let found = false;
+  const mode: FailureMode = { slowMs: 0, rest };
+  for (let m = MODE_RE.exec(rest); m; m = MODE_RE.exec(rest)) {
+    found = true;
+    const n = Number(m[2]);
+    if (m[1] === 'fail') mode.failStatus = Math.max(100, Math.min(599, n));
+    else if (m[1] === 'slow') mode.slowMs += Math.min(n, 600_000);
+    else mode.flakyPercent = Math.min(100, n);
+    rest = m[3]!;
+  }
+  mode.rest = rest;
+  return found ? mode : undefined;
+}
+
+/** mulberry32: a small seeded PRNG, one sequence per flaky percentage. */
+const FLAKY_SEED = Number(process.env.UPSTREAM_FLAKY_SEED ?? 42) >>> 0;
+const flakyState = new Map<number, number>();
+function flakyDraw(percent: number): number {
+  let a = flakyState.get(percent) ?? (FLAKY_SEED ^ Math.imul(percent + 1, 0x9e3779b1)) >>> 0;
+  a = (a + 0x6d2b79f5) >>> 0;
+  flakyState.set(percent, a);
+  let t = Math.imul(a ^ (a >>> 15), a | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+
+function sendError(res: http.ServerResponse, status: number): void {
+  const type = status === 429 ? 'rate_limit_error' : status >= 500 ? 'server_error' : 'invalid_request_error';
+  const body = Buffer.from(
+    JSON.stringify({ error: { message: `bench upstream: forced ${status}`, type, param: null, code: status === 429 ? 'rate_limit_exceeded' : null } }),
+  );
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(body.length) });
+  res.end(body);
+}
+
+function handleWithMode(req: http.IncomingMessage, res: http.ServerResponse, mode: FailureMode): void {
+  const parts: Buffer[] = [];
+  req.on('data', (c: Buffer) => parts.push(c));
+  req.on('end', () => {
+    // The flaky draw happens on arrival, so the failure sequence does not depend on timing.
+    const fail = mode.failStatus ?? (mode.flakyPercent !== undefined && flakyDraw(mode.flakyPercent) * 100 < mode.flakyPercent ? 503 : undefined);
+    const respond = (): void => {
+      if (res.destroyed || res.writableEnded) return; // the client gave up (e.g. a race loser aborted)
+      if (fail !== undefined) sendError(res, fail);
+      else answer(res, mode.rest, parts);
+    };
+    if (mode.slowMs > 0) {
+      const t = setTimeout(respond, mode.slowMs);
+      res.once('close', () => clearTimeout(t));
+    } else respond();
+  });
+}
+// Keep connections from the gateway's pool and the load generator open for the whole run.
+server.keepAliveTimeout = 120_000;
+server.headersTimeout = 125_000;
+server.requestTimeout = 0;
+server.maxRequestsPerSocket = 0;
+
+server.listen(PORT, HOST, () => {
+  const addr = server.address();
+  process.stdout.write(`listening ${typeof addr === 'object' && addr ? addr.port : PORT}\n`);
+});
+
+const stop = (): void => {
+  server.close();
+  server.closeAllConnections();
+  process.exit(0);
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
