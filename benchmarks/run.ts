@@ -1,7 +1,7 @@
 /**
  * Sluice gateway benchmark: gateway vs direct-to-upstream, on one 2-core machine.
  *
- *   npm run bench                 # full run, ≈ 7-8 minutes
+ *   npm run bench                 # full run, ≈ 9 minutes
  *   BENCH_QUICK=1 npm run bench   # ≈ 2.5 minutes, for a smoke check of the numbers
  *
  * Layout (see shared BENCHMARKING.md): the gateway is pinned to core 0; the fake upstream, this
@@ -74,7 +74,12 @@ const CFG = {
   logLevel: 'info',
   sideLogLevel: 'warn',
   throughput: { connections: 64, durationS: QUICK ? 5 : 10, warmupS: QUICK ? 2 : 3 },
-  fixedRate: { connections: 32, maxPauseMs: 64, threads: 1, durationS: QUICK ? 3 : 8, warmupS: 2 },
+  /**
+   * fixed-rate: closedWarmupS of closed-loop load (autocannon, throughput.connections) on each
+   * contender first, so the gateway is JIT-warm even when this scenario runs alone, then warmupS of
+   * the fixed-rate load itself.
+   */
+  fixedRate: { connections: 32, maxPauseMs: 64, threads: 1, durationS: QUICK ? 3 : 8, warmupS: 2, closedWarmupS: QUICK ? 2 : 3 },
   streams: { chunks: 20, pacedIntervalMs: 5, b2bRequests: QUICK ? 100 : 200, pacedRequests: QUICK ? 30 : 200, warmup: 20 },
   /** routing-overhead: closed-loop throughput and wrk fixed rate per routing config (same gateway). */
   routing: { throughputS: QUICK ? 2 : 3, fixedRateS: QUICK ? 2 : 4, warmupS: QUICK ? 1 : 2, hedgeAfterMs: 50 },
@@ -93,7 +98,7 @@ const CFG = {
   /** Before each measured run, wait up to this long for other processes on the machine to go quiet (0 = don't). */
   quietWaitS: Number(process.env.BENCH_QUIET_WAIT_S ?? 0),
   /** Bound on the whole run; the run aborts (children stopped) past it. */
-  hardLimitS: Number(process.env.BENCH_HARD_LIMIT_S ?? (QUICK ? 300 : 600)),
+  hardLimitS: Number(process.env.BENCH_HARD_LIMIT_S ?? (QUICK ? 300 : 900)),
 };
 const OUT_FILE = process.env.BENCH_OUT ?? path.join(BENCH_DIR, 'results', 'latest.json');
 const CHAT_BODY = '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}';
@@ -111,7 +116,16 @@ export interface Row {
   direct?: number | string;
   /** Gateway vs direct: a ratio or a difference, already formatted. */
   compare?: string;
+  /** The minimal undici proxy (reference contender), when the scenario measured it. */
+  proxy?: number | string;
+  /** Minimal proxy vs direct, already formatted. */
+  proxyCompare?: string;
   digits?: number;
+}
+/** A reference figure (not a target): what the minimal proxy reaches, printed after the targets. */
+export interface Reference {
+  figure: string;
+  value: string;
 }
 export interface Check {
   target: string;
@@ -129,6 +143,8 @@ export interface ScenarioOutput {
   rows: Row[];
   tables?: ExtraTable[];
   checks?: Check[];
+  /** Figures of the minimal proxy next to the targets (informative, no yes/NO). */
+  reference?: Reference[];
   notes?: string[];
   data: unknown;
 }
@@ -149,6 +165,18 @@ export interface BenchContext {
   configTarget(config: Record<string, unknown>, opts?: { body?: string; gateway?: ManagedProcess; name?: string }): HttpTarget;
   /** Starts another gateway (pinned to the gateway core) with extra env; stopped at exit. */
   startGateway(env?: Record<string, string>, name?: string): Promise<ManagedProcess>;
+  /**
+   * Starts the reference contender, benchmarks/minimal-proxy.ts (node:http + one undici Pool to the
+   * fake upstream), pinned to the gateway core. Stop it when the scenario's runs are done.
+   */
+  startMinimalProxy(): Promise<ManagedProcess>;
+  /** The same POST (same headers as gatewayTarget; the proxy ignores x-gateway-*) through the minimal proxy. */
+  proxyTarget(proxy: ManagedProcess, opts?: { body?: string; name?: string }): HttpTarget;
+  /**
+   * Pids of this benchmark's other live server processes (the main gateway unless it is `measured`,
+   * a running minimal proxy), so that noise accounting does not count them as foreign CPU.
+   */
+  otherPids(measured?: ManagedProcess): Record<string, number>;
   /** Results of scenarios that already ran, by id. */
   results: Record<string, ScenarioOutput>;
   commands: Record<string, string>;
@@ -181,6 +209,7 @@ interface ThroughputRep {
   rep: number;
   target: string;
   result: ThroughputResult;
+  /** CPU and RSS of the measured server process: the gateway, or the minimal proxy in its reps. */
   gatewayCpuS: number;
   upstreamCpuS: number;
   gatewayCpuUsPerReq: number;
@@ -197,7 +226,7 @@ async function throughputRep(
 ): Promise<ThroughputRep> {
   const { connections } = ctx.cfg.throughput;
   await ctx.quietGate(`throughput ${t.name} rep ${rep}`);
-  const m = await withCpuAndCores({ gw: gateway.pid, up: ctx.upstream.pid }, () => runAutocannon(t, { connections, durationS }));
+  const m = await withCpuAndCores({ ...ctx.otherPids(gateway), gw: gateway.pid, up: ctx.upstream.pid }, () => runAutocannon(t, { connections, durationS }));
   const { result, cpu } = m;
   ctx.recordNoise(`throughput ${t.name} rep ${rep}`, m);
   if (result.non2xx || result.errors) ctx.log(`  ! ${t.name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
@@ -211,84 +240,139 @@ async function throughputRep(
     upstreamCpuUsPerReq: (cpu.up! / result.requests) * 1e6,
     gatewayRssMb: readRssMb(gateway.pid),
   };
+  const who = gateway.opts.name === 'minimal-proxy' ? 'proxy' : 'gateway';
   ctx.log(
     `  rep ${rep} ${t.name.padEnd(8)} ${result.rps.toFixed(0).padStart(6)} req/s` +
-      `  gateway cpu ${r.gatewayCpuUsPerReq.toFixed(1)} µs/req  upstream cpu ${r.upstreamCpuUsPerReq.toFixed(1)} µs/req  gateway rss ${r.gatewayRssMb.toFixed(1)} MB`,
+      `  ${who} cpu ${r.gatewayCpuUsPerReq.toFixed(1)} µs/req  upstream cpu ${r.upstreamCpuUsPerReq.toFixed(1)} µs/req  ${who} rss ${r.gatewayRssMb.toFixed(1)} MB`,
   );
   return r;
 }
 
 const throughput: Scenario = {
   id: 'throughput',
-  title: `Max throughput (autocannon, ${CFG.throughput.connections} connections, ${CFG.throughput.durationS} s per rep)`,
+  title: `Max throughput (autocannon, ${CFG.throughput.connections} connections, ${CFG.throughput.durationS} s per rep; gateway, minimal proxy and direct interleaved)`,
   async run(ctx) {
     const gw = ctx.gatewayTarget();
     const direct = ctx.directTarget();
     const rssBoot = readRssMb(ctx.gateway.pid);
-    ctx.log(`  warm-up ${ctx.cfg.throughput.warmupS} s each`);
-    for (const t of [gw, direct]) await runAutocannon(t, { connections: ctx.cfg.throughput.connections, durationS: ctx.cfg.throughput.warmupS });
-    const rssWarm = readRssMb(ctx.gateway.pid);
-    const reps: ThroughputRep[] = [];
-    for (let rep = 1; rep <= ctx.cfg.reps; rep++) {
-      for (const t of [gw, direct]) reps.push(await throughputRep(ctx, t, rep, ctx.gateway));
+    const proxy = await ctx.startMinimalProxy();
+    try {
+      const px = ctx.proxyTarget(proxy);
+      const rssProxyBoot = readRssMb(proxy.pid);
+      ctx.log(`  warm-up ${ctx.cfg.throughput.warmupS} s each`);
+      for (const t of [gw, px, direct]) await runAutocannon(t, { connections: ctx.cfg.throughput.connections, durationS: ctx.cfg.throughput.warmupS });
+      const rssWarm = readRssMb(ctx.gateway.pid);
+      const reps: ThroughputRep[] = [];
+      for (let rep = 1; rep <= ctx.cfg.reps; rep++) {
+        for (const t of [gw, px, direct]) reps.push(await throughputRep(ctx, t, rep, t === px ? proxy : ctx.gateway));
+      }
+      const of = (name: string): ThroughputRep[] => reps.filter((r) => r.target === name);
+      const gRps = median(of('gateway').map((r) => r.result.rps));
+      const pRps = median(of('proxy').map((r) => r.result.rps));
+      const dRps = median(of('direct').map((r) => r.result.rps));
+      const ratio = gRps / dRps;
+      const proxyRatio = pRps / dRps;
+      const gCpu = median(of('gateway').map((r) => r.gatewayCpuUsPerReq));
+      const pCpu = median(of('proxy').map((r) => r.gatewayCpuUsPerReq));
+      const upCpuDirect = median(of('direct').map((r) => r.upstreamCpuUsPerReq));
+      const upCpuViaGw = median(of('gateway').map((r) => r.upstreamCpuUsPerReq));
+      const upCpuViaProxy = median(of('proxy').map((r) => r.upstreamCpuUsPerReq));
+      const rssAfter = readRssMb(ctx.gateway.pid);
+      const rssPeak = readStatusKb(ctx.gateway.pid, 'VmHWM') / 1024;
+      const rssMaxRep = Math.max(...of('gateway').map((r) => r.gatewayRssMb));
+      const rssProxyAfter = readRssMb(proxy.pid);
+      const upRss = readRssMb(ctx.upstream.pid);
+      const perRep = (name: string): number[] => Array.from({ length: ctx.cfg.reps }, (_, i) => of(name)[i]!.result.rps / of('direct')[i]!.result.rps);
+      const perRepRatios = perRep('gateway');
+      const perRepProxyRatios = perRep('proxy');
+      const lat = (name: string): string =>
+        `${fmt(median(of(name).map((r) => r.result.latencyMs.p50)), 0)} / ${fmt(median(of(name).map((r) => r.result.latencyMs.p99)), 0)}`;
+      ctx.commands['minimal-proxy'] = proxy.commandLine;
+      return {
+        rows: [
+          {
+            metric: 'Max throughput (median)',
+            unit: 'req/s',
+            gateway: gRps,
+            proxy: pRps,
+            direct: dRps,
+            compare: `${pct(ratio)} of direct (${pct(gRps / pRps)} of proxy)`,
+            proxyCompare: `${pct(proxyRatio)} of direct`,
+            digits: 0,
+          },
+          { metric: 'Latency at max load p50 / p99 (autocannon, ms)', unit: 'ms', gateway: lat('gateway'), proxy: lat('proxy'), direct: lat('direct') },
+          {
+            metric: 'CPU per request (gateway proc | proxy proc | upstream proc, direct run)',
+            unit: 'µs',
+            gateway: gCpu,
+            proxy: pCpu,
+            direct: upCpuDirect,
+            compare: `${(gCpu / upCpuDirect).toFixed(1)}× the upstream, ${(gCpu / pCpu).toFixed(1)}× the proxy`,
+            proxyCompare: `${(pCpu / upCpuDirect).toFixed(1)}× the upstream`,
+            digits: 1,
+          },
+          { metric: 'Upstream CPU per request when behind the gateway | the proxy', unit: 'µs', gateway: upCpuViaGw, proxy: upCpuViaProxy, digits: 1 },
+          {
+            metric: 'RSS after throughput runs (gateway | proxy | upstream)',
+            unit: 'MB',
+            gateway: rssAfter,
+            proxy: rssProxyAfter,
+            direct: upRss,
+            compare: `boot ${rssBoot.toFixed(0)} MB`,
+            proxyCompare: `boot ${rssProxyBoot.toFixed(0)} MB`,
+            digits: 1,
+          },
+          {
+            metric: 'Gateway RSS: highest after a gateway rep | peak (VmHWM)',
+            unit: 'MB',
+            gateway: `${rssMaxRep.toFixed(1)} | ${rssPeak.toFixed(1)}`,
+          },
+        ],
+        checks: [
+          { target: 'Gateway max throughput ≥ 25% of direct', value: pct(ratio), met: ratio >= 0.25 },
+          {
+            target: 'Gateway RSS after the run < 150 MB',
+            value: `${rssAfter.toFixed(1)} MB (reps up to ${rssMaxRep.toFixed(0)}, peak ${rssPeak.toFixed(0)})`,
+            met: rssAfter < 150,
+          },
+        ],
+        reference: [
+          { figure: 'Minimal proxy max throughput, % of direct (gateway target ≥ 25%)', value: `${pct(proxyRatio)} (gateway ${pct(ratio)} = ${pct(gRps / pRps)} of the proxy's req/s)` },
+          { figure: 'Minimal proxy CPU per request at saturation', value: `${pCpu.toFixed(1)} µs (gateway ${gCpu.toFixed(1)} µs = ${(gCpu / pCpu).toFixed(1)}×)` },
+          { figure: 'Minimal proxy RSS after its throughput reps', value: `${rssProxyAfter.toFixed(1)} MB (boot ${rssProxyBoot.toFixed(0)} MB, under tsx)` },
+        ],
+        notes: [
+          'Max throughput: the load generator and the upstream share core 1, so the direct figure is bounded by that core; the gateway and proxy figures by whichever core saturates first.',
+          'minimal proxy = benchmarks/minimal-proxy.ts: node:http + one undici Pool (keep-alive, 512 connections) to the fake upstream; forwards the body with content-type and authorization, returns status + body; ignores x-gateway-*. Pinned to core 0 like the gateway and running only during this scenario (and fixed-rate). Its CPU and RSS are its own process\'s; it runs under tsx (like the fake upstream), whose loader thread adds to its RSS from boot on but costs nothing per request.',
+          `per-rep % of direct: gateway ${perRepRatios.map(pct).join(' / ')}; proxy ${perRepProxyRatios.map(pct).join(' / ')}`,
+        ],
+        data: {
+          connections: ctx.cfg.throughput.connections,
+          durationS: ctx.cfg.throughput.durationS,
+          medians: {
+            gatewayRps: gRps,
+            proxyRps: pRps,
+            directRps: dRps,
+            ratio,
+            proxyRatio,
+            gatewayVsProxyRps: gRps / pRps,
+            gatewayCpuUsPerReq: gCpu,
+            proxyCpuUsPerReq: pCpu,
+            gatewayVsProxyCpu: gCpu / pCpu,
+            upstreamCpuUsPerReqDirect: upCpuDirect,
+            upstreamCpuUsPerReqViaGateway: upCpuViaGw,
+            upstreamCpuUsPerReqViaProxy: upCpuViaProxy,
+          },
+          perRepRatios,
+          perRepProxyRatios,
+          rssMb: { boot: rssBoot, afterWarmup: rssWarm, perRep: of('gateway').map((r) => r.gatewayRssMb), after: rssAfter, peakVmHWM: rssPeak, upstream: upRss },
+          proxyRssMb: { boot: rssProxyBoot, perRep: of('proxy').map((r) => r.gatewayRssMb), after: rssProxyAfter },
+          reps,
+        },
+      };
+    } finally {
+      await proxy.stop();
     }
-    const of = (name: string): ThroughputRep[] => reps.filter((r) => r.target === name);
-    const gRps = median(of('gateway').map((r) => r.result.rps));
-    const dRps = median(of('direct').map((r) => r.result.rps));
-    const ratio = gRps / dRps;
-    const gCpu = median(of('gateway').map((r) => r.gatewayCpuUsPerReq));
-    const upCpuDirect = median(of('direct').map((r) => r.upstreamCpuUsPerReq));
-    const upCpuViaGw = median(of('gateway').map((r) => r.upstreamCpuUsPerReq));
-    const rssAfter = readRssMb(ctx.gateway.pid);
-    const rssPeak = readStatusKb(ctx.gateway.pid, 'VmHWM') / 1024;
-    const rssMaxRep = Math.max(...of('gateway').map((r) => r.gatewayRssMb));
-    const upRss = readRssMb(ctx.upstream.pid);
-    const perRepRatios = Array.from({ length: ctx.cfg.reps }, (_, i) => of('gateway')[i]!.result.rps / of('direct')[i]!.result.rps);
-    return {
-      rows: [
-        { metric: 'Max throughput (median)', unit: 'req/s', gateway: gRps, direct: dRps, compare: `${pct(ratio)} of direct`, digits: 0 },
-        {
-          metric: 'Latency at max load p50 / p99 (autocannon, ms)',
-          unit: 'ms',
-          gateway: `${fmt(median(of('gateway').map((r) => r.result.latencyMs.p50)), 0)} / ${fmt(median(of('gateway').map((r) => r.result.latencyMs.p99)), 0)}`,
-          direct: `${fmt(median(of('direct').map((r) => r.result.latencyMs.p50)), 0)} / ${fmt(median(of('direct').map((r) => r.result.latencyMs.p99)), 0)}`,
-        },
-        {
-          metric: 'CPU per request (gateway proc | upstream proc, direct run)',
-          unit: 'µs',
-          gateway: gCpu,
-          direct: upCpuDirect,
-          compare: `${(gCpu / upCpuDirect).toFixed(1)}× the upstream`,
-          digits: 1,
-        },
-        { metric: 'Upstream CPU per request when behind the gateway', unit: 'µs', gateway: upCpuViaGw, digits: 1 },
-        { metric: 'RSS after throughput runs (gateway | upstream)', unit: 'MB', gateway: rssAfter, direct: upRss, compare: `boot ${rssBoot.toFixed(0)} MB`, digits: 1 },
-        {
-          metric: 'Gateway RSS: highest after a gateway rep | peak (VmHWM)',
-          unit: 'MB',
-          gateway: `${rssMaxRep.toFixed(1)} | ${rssPeak.toFixed(1)}`,
-        },
-      ],
-      checks: [
-        { target: 'Gateway max throughput ≥ 25% of direct', value: pct(ratio), met: ratio >= 0.25 },
-        {
-          target: 'Gateway RSS after the run < 150 MB',
-          value: `${rssAfter.toFixed(1)} MB (reps up to ${rssMaxRep.toFixed(0)}, peak ${rssPeak.toFixed(0)})`,
-          met: rssAfter < 150,
-        },
-      ],
-      notes: [
-        'Max throughput: the load generator and the upstream share core 1, so the direct figure is bounded by that core; the gateway figure by whichever core saturates first.',
-      ],
-      data: {
-        connections: ctx.cfg.throughput.connections,
-        durationS: ctx.cfg.throughput.durationS,
-        medians: { gatewayRps: gRps, directRps: dRps, ratio, gatewayCpuUsPerReq: gCpu, upstreamCpuUsPerReqDirect: upCpuDirect, upstreamCpuUsPerReqViaGateway: upCpuViaGw },
-        perRepRatios,
-        rssMb: { boot: rssBoot, afterWarmup: rssWarm, perRep: of('gateway').map((r) => r.gatewayRssMb), after: rssAfter, peakVmHWM: rssPeak, upstream: upRss },
-        reps,
-      },
-    };
   },
 };
 
@@ -302,7 +386,7 @@ interface FixedRateRep {
 async function fixedRateRun(ctx: BenchContext, t: HttpTarget, durationS: number, gateway: ManagedProcess): Promise<{ result: WrkResult | ThroughputResult; gatewayCpuUsPerReq: number }> {
   const fr = ctx.cfg.fixedRate;
   await ctx.quietGate(`fixed-rate ${t.name}`);
-  const m = await withCpuAndCores({ gw: gateway.pid, up: ctx.upstream.pid }, (): Promise<WrkResult | ThroughputResult> =>
+  const m = await withCpuAndCores({ ...ctx.otherPids(gateway), gw: gateway.pid, up: ctx.upstream.pid }, (): Promise<WrkResult | ThroughputResult> =>
     findWrk()
       ? runWrk({
           url: t.url,
@@ -329,58 +413,107 @@ function errorsOf(r: WrkResult | ThroughputResult): number {
 
 const fixedRate: Scenario = {
   id: 'fixed-rate',
-  title: `Added latency at ≈1,000 req/s (${findWrk() ? 'wrk' : 'autocannon overallRate FALLBACK'}, ${CFG.fixedRate.connections} connections, uniform 0–${CFG.fixedRate.maxPauseMs} ms think time, ${CFG.fixedRate.durationS} s per rep)`,
+  title: `Added latency at ≈1,000 req/s (${findWrk() ? 'wrk' : 'autocannon overallRate FALLBACK'}, ${CFG.fixedRate.connections} connections, uniform 0–${CFG.fixedRate.maxPauseMs} ms think time, ${CFG.fixedRate.durationS} s per rep; gateway, minimal proxy and direct interleaved)`,
   async run(ctx) {
     const notes: string[] = [];
     if (!findWrk()) {
       notes.push(`${WRK_INSTALL_HINT}. FELL BACK to autocannon overallRate=1000: its latencies are whole milliseconds and each second's quota goes out in a burst, so sub-millisecond added latency is NOT measured — install wrk for real figures.`);
       ctx.log(`  ! ${notes[0]}`);
     }
+    const FR = ctx.cfg.fixedRate;
     const gw = ctx.gatewayTarget();
     const direct = ctx.directTarget();
-    ctx.log(`  warm-up ${ctx.cfg.fixedRate.warmupS} s each`);
-    for (const t of [gw, direct]) await fixedRateRun(ctx, t, ctx.cfg.fixedRate.warmupS, ctx.gateway);
-    const reps: FixedRateRep[] = [];
-    for (let rep = 1; rep <= ctx.cfg.reps; rep++) {
-      for (const t of [gw, direct]) {
-        const { result, gatewayCpuUsPerReq } = await fixedRateRun(ctx, t, ctx.cfg.fixedRate.durationS, ctx.gateway);
-        if (result.tool === 'wrk') ctx.commands[`fixed-rate ${t.name}`] = result.command;
-        const l = latencyOf(result);
-        const errs = errorsOf(result);
-        ctx.log(
-          `  rep ${rep} ${t.name.padEnd(8)} ${result.rps.toFixed(0).padStart(5)} req/s  p50 ${l.p50.toFixed(3)} ms  p99 ${l.p99.toFixed(3)} ms` +
-            (t.name === 'gateway' ? `  gateway cpu ${gatewayCpuUsPerReq.toFixed(1)} µs/req` : '') +
-            (errs ? `  ! ${errs} errors` : ''),
-        );
-        reps.push({ rep, target: t.name, result, gatewayCpuUsPerReq });
+    const proxy = await ctx.startMinimalProxy();
+    try {
+      const px = ctx.proxyTarget(proxy);
+      const procOf = (t: HttpTarget): ManagedProcess => (t === px ? proxy : ctx.gateway);
+      const targets = [gw, px, direct];
+      // Warm-up: a few seconds of closed-loop load first (JIT, pools), so the gateway is warm even when
+      // this scenario runs alone (BENCH_ONLY=fixed-rate), then the fixed-rate load itself.
+      ctx.log(`  warm-up ${FR.closedWarmupS} s closed loop (autocannon, ${ctx.cfg.throughput.connections} connections) + ${FR.warmupS} s at the fixed rate, each`);
+      for (const t of targets) await runAutocannon(t, { connections: ctx.cfg.throughput.connections, durationS: FR.closedWarmupS });
+      for (const t of targets) await fixedRateRun(ctx, t, FR.warmupS, procOf(t));
+      const reps: FixedRateRep[] = [];
+      for (let rep = 1; rep <= ctx.cfg.reps; rep++) {
+        for (const t of targets) {
+          const { result, gatewayCpuUsPerReq } = await fixedRateRun(ctx, t, FR.durationS, procOf(t));
+          if (result.tool === 'wrk') ctx.commands[`fixed-rate ${t.name}`] = result.command;
+          const l = latencyOf(result);
+          const errs = errorsOf(result);
+          ctx.log(
+            `  rep ${rep} ${t.name.padEnd(8)} ${result.rps.toFixed(0).padStart(5)} req/s  p50 ${l.p50.toFixed(3)} ms  p99 ${l.p99.toFixed(3)} ms` +
+              (t.name !== 'direct' ? `  ${t.name} cpu ${gatewayCpuUsPerReq.toFixed(1)} µs/req` : '') +
+              (errs ? `  ! ${errs} errors` : ''),
+          );
+          reps.push({ rep, target: t.name, result, gatewayCpuUsPerReq });
+        }
       }
+      const of = (name: string): FixedRateRep[] => reps.filter((r) => r.target === name);
+      const med = (name: string, k: 'p50' | 'p99' | 'p999'): number => median(of(name).map((r) => latencyOf(r.result)[k]));
+      const lat = (name: string): { p50: number; p99: number; p999: number } => ({ p50: med(name, 'p50'), p99: med(name, 'p99'), p999: med(name, 'p999') });
+      const g = lat('gateway');
+      const p = lat('proxy');
+      const d = lat('direct');
+      const diff = (a: typeof g, b: typeof g): typeof g => ({ p50: a.p50 - b.p50, p99: a.p99 - b.p99, p999: a.p999 - b.p999 });
+      const added = diff(g, d);
+      const addedProxy = diff(p, d);
+      const gatewayVsProxy = diff(g, p);
+      const perRepAddedOf = (name: string): { p50: number; p99: number }[] =>
+        Array.from({ length: ctx.cfg.reps }, (_, i) => {
+          const a = latencyOf(of(name)[i]!.result);
+          const b = latencyOf(of('direct')[i]!.result);
+          return { p50: a.p50 - b.p50, p99: a.p99 - b.p99 };
+        });
+      const perRepAdded = perRepAddedOf('gateway');
+      const perRepAddedProxy = perRepAddedOf('proxy');
+      const gCpu = median(of('gateway').map((r) => r.gatewayCpuUsPerReq));
+      const pCpu = median(of('proxy').map((r) => r.gatewayCpuUsPerReq));
+      const rps = (name: string): number => median(of(name).map((r) => r.result.rps));
+      const row = (label: string, k: 'p50' | 'p99' | 'p999'): Row => ({
+        metric: `Latency ${label}`,
+        unit: 'ms',
+        gateway: g[k],
+        proxy: p[k],
+        direct: d[k],
+        compare: `${signed(added[k])} ms added (${signed(gatewayVsProxy[k])} vs proxy)`,
+        proxyCompare: `${signed(addedProxy[k])} ms added`,
+        digits: 3,
+      });
+      const fmtRep = (xs: { p50: number; p99: number }[]): string => xs.map((x) => `${signed(x.p50)}/${signed(x.p99)}`).join(', ');
+      notes.push(
+        'added = median p50 (p99, p99.9) of the contender − the same median of direct; "vs proxy" = gateway − minimal proxy, what the gateway costs beyond the floor of a Node proxy.',
+        `per-rep added p50/p99 (ms): gateway ${fmtRep(perRepAdded)}; proxy ${fmtRep(perRepAddedProxy)}`,
+      );
+      return {
+        rows: [
+          { metric: 'Achieved rate (median)', unit: 'req/s', gateway: rps('gateway'), proxy: rps('proxy'), direct: rps('direct'), digits: 0 },
+          row('p50', 'p50'),
+          row('p99', 'p99'),
+          row('p99.9', 'p999'),
+          { metric: 'CPU per request at this rate (gateway | proxy)', unit: 'µs', gateway: gCpu, proxy: pCpu, compare: `${(gCpu / pCpu).toFixed(1)}× the proxy`, digits: 1 },
+        ],
+        checks: [
+          { target: 'Added p50 ≤ 0.5 ms at 1,000 req/s', value: `${signed(added.p50)} ms`, met: added.p50 <= 0.5 },
+          { target: 'Added p99 ≤ 2 ms at 1,000 req/s', value: `${signed(added.p99)} ms`, met: added.p99 <= 2 },
+        ],
+        reference: [
+          { figure: 'Minimal proxy added p50 at 1,000 req/s (gateway target ≤ 0.5 ms)', value: `${signed(addedProxy.p50)} ms (gateway ${signed(gatewayVsProxy.p50)} ms more)` },
+          { figure: 'Minimal proxy added p99 at 1,000 req/s (gateway target ≤ 2 ms)', value: `${signed(addedProxy.p99)} ms (gateway ${signed(gatewayVsProxy.p99)} ms more)` },
+          { figure: 'Minimal proxy CPU per request at 1,000 req/s', value: `${pCpu.toFixed(1)} µs (gateway ${gCpu.toFixed(1)} µs)` },
+        ],
+        notes,
+        data: {
+          tool: findWrk() ? 'wrk' : 'autocannon-fallback',
+          warmup: { closedLoopS: FR.closedWarmupS, fixedRateS: FR.warmupS },
+          medians: { gateway: g, proxy: p, direct: d, added, addedProxy, gatewayVsProxy, gatewayCpuUsPerReq: gCpu, proxyCpuUsPerReq: pCpu },
+          perRepAdded,
+          perRepAddedProxy,
+          reps: reps.map((r) => ({ ...r, result: { ...r.result, raw: undefined } })),
+        },
+      };
+    } finally {
+      await proxy.stop();
     }
-    const of = (name: string): FixedRateRep[] => reps.filter((r) => r.target === name);
-    const med = (name: string, k: 'p50' | 'p99' | 'p999'): number => median(of(name).map((r) => latencyOf(r.result)[k]));
-    const g = { p50: med('gateway', 'p50'), p99: med('gateway', 'p99'), p999: med('gateway', 'p999') };
-    const d = { p50: med('direct', 'p50'), p99: med('direct', 'p99'), p999: med('direct', 'p999') };
-    const added = { p50: g.p50 - d.p50, p99: g.p99 - d.p99, p999: g.p999 - d.p999 };
-    const perRepAdded = Array.from({ length: ctx.cfg.reps }, (_, i) => {
-      const a = latencyOf(of('gateway')[i]!.result);
-      const b = latencyOf(of('direct')[i]!.result);
-      return { p50: a.p50 - b.p50, p99: a.p99 - b.p99 };
-    });
-    const gCpu = median(of('gateway').map((r) => r.gatewayCpuUsPerReq));
-    return {
-      rows: [
-        { metric: 'Achieved rate (median)', unit: 'req/s', gateway: median(of('gateway').map((r) => r.result.rps)), direct: median(of('direct').map((r) => r.result.rps)), digits: 0 },
-        { metric: 'Latency p50', unit: 'ms', gateway: g.p50, direct: d.p50, compare: `${signed(added.p50)} ms added`, digits: 3 },
-        { metric: 'Latency p99', unit: 'ms', gateway: g.p99, direct: d.p99, compare: `${signed(added.p99)} ms added`, digits: 3 },
-        { metric: 'Latency p99.9', unit: 'ms', gateway: g.p999, direct: d.p999, compare: `${signed(added.p999)} ms added`, digits: 3 },
-        { metric: 'Gateway CPU per request at this rate', unit: 'µs', gateway: gCpu, digits: 1 },
-      ],
-      checks: [
-        { target: 'Added p50 ≤ 0.5 ms at 1,000 req/s', value: `${signed(added.p50)} ms`, met: added.p50 <= 0.5 },
-        { target: 'Added p99 ≤ 2 ms at 1,000 req/s', value: `${signed(added.p99)} ms`, met: added.p99 <= 2 },
-      ],
-      notes,
-      data: { tool: findWrk() ? 'wrk' : 'autocannon-fallback', medians: { gateway: g, direct: d, added, gatewayCpuUsPerReq: gCpu }, perRepAdded, reps: reps.map((r) => ({ ...r, result: { ...r.result, raw: undefined } })) },
-    };
   },
 };
 
@@ -1009,6 +1142,39 @@ async function main(): Promise<void> {
     return p;
   };
   const gateway = await startGateway();
+  /** Reference contenders (the minimal proxy) while they run; their CPU is not noise. */
+  const auxProcs = new Set<ManagedProcess>();
+  const startMinimalProxy = async (): Promise<ManagedProcess> => {
+    const port = await freePort();
+    const p = await startProcess({
+      name: 'minimal-proxy',
+      cpu: CFG.cpu.gateway,
+      command: process.execPath,
+      args: ['--import', 'tsx', path.relative(REPO_ROOT, path.join(BENCH_DIR, 'minimal-proxy.ts'))],
+      env: { PROXY_PORT: String(port), PROXY_UPSTREAM: `http://127.0.0.1:${upPort}` },
+      port,
+    });
+    commands['minimal-proxy'] = p.commandLine;
+    auxProcs.add(p);
+    void p.exited.then(() => auxProcs.delete(p));
+    const r = await fetchOnce({
+      url: `http://127.0.0.1:${port}/v1/chat/completions`,
+      method: 'POST',
+      headers: { authorization: 'Bearer sk-bench', 'content-type': 'application/json' },
+      body: CHAT_BODY,
+    });
+    if (r.status !== 200 || !r.body.includes('"chat.completion"')) {
+      await p.stop(1000);
+      throw new Error(`minimal-proxy smoke request failed: ${r.status} ${r.body.slice(0, 300)}`);
+    }
+    return p;
+  };
+  const otherPids = (measured?: ManagedProcess): Record<string, number> => {
+    const out: Record<string, number> = {};
+    let i = 0;
+    for (const p of [gateway, ...auxProcs]) if (p !== measured && p.alive) out[`other${i++}`] = p.pid;
+    return out;
+  };
   if (cpuProfDir) log(`! BENCH_CPU_PROF: gateway runs under --cpu-prof (profiles in ${cpuProfDir}); figures are not representative`);
 
   const upstreamBase = (prefix = ''): string => `http://127.0.0.1:${upPort}${prefix}/v1`;
@@ -1065,12 +1231,34 @@ async function main(): Promise<void> {
       };
     },
     startGateway,
+    startMinimalProxy,
+    proxyTarget: (proxy, o = {}) => {
+      const customHost = upstreamBase();
+      return {
+        name: o.name ?? 'proxy',
+        url: `http://127.0.0.1:${proxy.port}/v1/chat/completions`,
+        method: 'POST',
+        // The gateway's request headers, so both contenders parse the same request; the proxy forwards
+        // only content-type and authorization.
+        headers: {
+          'x-gateway-api-key': CFG.apiKey,
+          'x-gateway-provider': 'openai',
+          'x-gateway-custom-host': customHost,
+          authorization: 'Bearer sk-bench',
+          'content-type': 'application/json',
+        },
+        body: o.body ?? CHAT_BODY,
+        proc: proxy,
+        wrkArgs: ['gateway', customHost, CFG.apiKey],
+      };
+    },
+    otherPids,
     results: {},
     commands,
     log,
     quietGate: async (label) => {
       if (!(CFG.quietWaitS > 0)) return;
-      const q = await waitForQuiet([gateway.pid, upstream.pid], { maxWaitS: CFG.quietWaitS, thresholdCores: 0.1 });
+      const q = await waitForQuiet([gateway.pid, upstream.pid, ...Object.values(otherPids(gateway))], { maxWaitS: CFG.quietWaitS, thresholdCores: 0.1 });
       quietWaits.push({ label, ...q });
       if (q.waitedS > 1) log(`  … waited ${q.waitedS.toFixed(0)} s for other processes to go quiet (now ${q.foreignCores.toFixed(2)} cores)`);
     },
@@ -1108,17 +1296,18 @@ async function main(): Promise<void> {
     const r = ctx.results[s.id]!;
     out.push(`\n${s.title}`);
     if (r.rows.length) {
+      const cell = (x: number | string | undefined, digits?: number): string => (typeof x === 'number' ? fmt(x, digits) : (x ?? '-'));
+      const withProxy = r.rows.some((row) => row.proxy !== undefined);
       out.push(
-        table(
-          ['metric', 'unit', 'gateway', 'direct', 'gateway vs direct'],
-          r.rows.map((row) => [
-            row.metric,
-            row.unit,
-            typeof row.gateway === 'number' ? fmt(row.gateway, row.digits) : (row.gateway ?? '-'),
-            typeof row.direct === 'number' ? fmt(row.direct, row.digits) : (row.direct ?? '-'),
-            row.compare ?? '',
-          ]),
-        ),
+        withProxy
+          ? table(
+              ['metric', 'unit', 'gateway', 'minimal proxy', 'direct', 'gateway vs direct', 'proxy vs direct'],
+              r.rows.map((row) => [row.metric, row.unit, cell(row.gateway, row.digits), cell(row.proxy, row.digits), cell(row.direct, row.digits), row.compare ?? '', row.proxyCompare ?? '']),
+            )
+          : table(
+              ['metric', 'unit', 'gateway', 'direct', 'gateway vs direct'],
+              r.rows.map((row) => [row.metric, row.unit, cell(row.gateway, row.digits), cell(row.direct, row.digits), row.compare ?? '']),
+            ),
       );
     }
     for (const t of r.tables ?? []) {
@@ -1131,6 +1320,11 @@ async function main(): Promise<void> {
   if (checks.length) {
     out.push('\nTargets');
     out.push(table(['target', 'measured', 'met'], checks.map((c) => [c.target, c.value, c.met ? 'yes' : 'NO'])));
+  }
+  const reference = selected.flatMap((s) => ctx.results[s.id]!.reference ?? []);
+  if (reference.length) {
+    out.push('\nReference: the minimal undici pass-through proxy, same run (not a target)');
+    out.push(table(['figure', 'measured'], reference.map((x) => [x.figure, x.value])));
   }
   const foreign = noise.map((n) => n.foreignCores).filter(Number.isFinite);
   const loadEnd = os.loadavg();
@@ -1166,6 +1360,7 @@ async function main(): Promise<void> {
     noise,
     quietWaits,
     checks,
+    reference,
     scenarios: Object.fromEntries(selected.map((s) => [s.id, { title: s.title, ...ctx.results[s.id] }])),
   };
   writeFileSync(OUT_FILE, `${JSON.stringify(json, (_k, v: unknown) => (typeof v === 'number' && !Number.isInteger(v) ? round(v, 4) : v), 2)}\n`);

@@ -85,7 +85,26 @@ function withUsageAsAsked(chunks: readonly string[], entry: CacheEntry, includeU
   return [...content, JSON.stringify(usageChunk)];
 }
 
+/**
+ * Recently read entries, by their stored text: a hot answer is parsed once, not on every hit (the
+ * memory store hands back the same string, whose hash V8 keeps; Redis texts hash in native code, far
+ * cheaper than parsing). Entries are never mutated after parsing, so sharing them is safe.
+ */
+const recent = new Map<string, CacheEntry>();
+const RECENT_MAX = 256;
+
 export function parseEntry(text: string): CacheEntry | undefined {
+  const hit = recent.get(text);
+  if (hit) return hit;
+  const e = parseEntryText(text);
+  if (e) {
+    if (recent.size >= RECENT_MAX) recent.delete(recent.keys().next().value!);
+    recent.set(text, e);
+  }
+  return e;
+}
+
+function parseEntryText(text: string): CacheEntry | undefined {
   try {
     const e = JSON.parse(text) as CacheEntry;
     if (!e || typeof e !== 'object' || e.v !== 1 || typeof e.status !== 'number') return undefined;

@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable, Subscription } from 'rxjs';
 import type { Exchange } from './exchange.js';
-import { normalizeError, sendError } from './errors.js';
+import { toGatewayError } from '../errors/gateway-error.js';
+import { sendError } from './errors.js';
 import type { AnswerMeta, GatewayEvent } from '../pipeline/events.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { SSE_DONE, SSE_HEADERS, sseData, sseError } from '../upstream/sse-encode.js';
@@ -59,7 +60,7 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, ctx: Req
         sendError(ex, err);
         return;
       }
-      const ge = normalizeError(err);
+      const ge = toGatewayError(err);
       ex.error = ge;
       if (!res.writableEnded) res.end(sseError(ge.toBody(ctx.traceId)));
     },
