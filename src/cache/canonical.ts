@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** JSON with object keys sorted at every depth: the same request, whatever its key order. */
 export function canonicalJson(value: unknown): string {
@@ -13,7 +13,7 @@ export function canonicalJson(value: unknown): string {
   return `{${parts.join(',')}}`;
 }
 
-export const sha256 = (s: string): string => createHash('sha256').update(s).digest('base64url');
+export const sha256 = (s: string): string => hash('sha256', s, 'base64url');
 
 /** Body fields that change how an answer is delivered, not what it is. */
 const DELIVERY_ONLY = new Set(['stream', 'stream_options']);

@@ -108,6 +108,15 @@ export function withCache(run: () => Observable<GatewayEvent>, o: CacheOptions):
       o.onLookup?.(o.mode, 'REFRESH');
       return from(embed()).pipe(mergeMap((v) => fetchAndStore('REFRESH', v)));
     }
+    // An in-process store: an exact hit is answered synchronously (no promise hops on the hot path).
+    if (o.store.getSync) {
+      const text = o.store.getSync(o.key);
+      const entry = text === undefined ? undefined : parseEntry(text);
+      if (entry) {
+        o.onLookup?.(o.mode, 'HIT');
+        return from(replay(entry, o.endpoint, o.stream, 'HIT', o.includeUsage === true));
+      }
+    }
     return from(lookup()).pipe(
       mergeMap((r) => {
         o.onLookup?.(o.mode, r.status);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export interface ApiKeyRecord {
   name: string;
@@ -11,7 +11,7 @@ interface Stored {
   record: ApiKeyRecord;
 }
 
-const sha256 = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+const sha256 = (s: string): Buffer => hash('sha256', s, 'buffer');
 
 /**
  * Gateway keys, stored only as SHA-256 digests. A presented key is hashed and compared with every

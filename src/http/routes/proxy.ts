@@ -46,15 +46,13 @@ export function proxyRoute(endpoint: Endpoint, pathname: string, deps: AppDeps):
       sendError(ex, e);
       return;
     }
-    readJsonBody(ex.req, deps.bodyLimitBytes).then(
-      (raw) => {
-        try {
-          start(ex, plan, raw);
-        } catch (e) {
-          sendError(ex, e);
-        }
-      },
-      (e: unknown) => sendError(ex, e),
-    );
+    readJsonBody(ex.req, deps.bodyLimitBytes, (err, raw) => {
+      if (err) return void sendError(ex, err);
+      try {
+        start(ex, plan, raw);
+      } catch (e) {
+        sendError(ex, e);
+      }
+    });
   };
 }
