@@ -1,4 +1,15 @@
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
+
+/**
+ * ioredis is loaded on first use, not at start: a gateway on the embedded memory default never pays
+ * its ~7 MB of heap and module load time. (It is a CommonJS package, so a synchronous require works.)
+ */
+let RedisClass: typeof Redis | undefined;
+function redisClass(): typeof Redis {
+  RedisClass ??= (createRequire(import.meta.url)('ioredis') as { Redis: typeof Redis }).Redis;
+  return RedisClass;
+}
 import { noopStoreObserver, type StoreObserver } from '../store-events.js';
 
 /** The logger calls stores make: pino's object form (`logger.warn({ msg, ... })`) fits. */
@@ -140,7 +151,7 @@ export class RedisConnection {
     this.now = opts.now ?? Date.now;
     this.errors = new RateLimitedErrorLog((line) => this.logger?.warn(line), opts.errorIntervalMs, this.now);
     const retry = opts.retryDelayMs ?? defaultRetryDelay;
-    this.client = new Redis(url, {
+    this.client = new (redisClass())(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
