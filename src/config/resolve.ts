@@ -4,20 +4,23 @@ import type { PlanNode } from '../plan/types.js';
 import { bearerToken, configFromHeaders, headerValue, REQUEST_HEADERS, type Headers } from './headers.js';
 import { parseConfig, type Config } from './schema.js';
 
-/** A small LRU: Map keeps insertion order; a hit moves the entry to the end. */
+/**
+ * A small LRU: Map keeps insertion order; a hit moves the entry to the end. The entry is re-inserted
+ * under the key string it was stored with, not the caller's freshly built one: an old Map pointing at
+ * a per-request string would keep it alive into the old generation on every hit (GC pressure).
+ */
 class Lru<V> {
-  private readonly map = new Map<string, V>();
+  private readonly map = new Map<string, { key: string; value: V }>();
   constructor(private readonly max: number) {}
   get(k: string): V | undefined {
-    const v = this.map.get(k);
-    if (v !== undefined) {
-      this.map.delete(k);
-      this.map.set(k, v);
-    }
-    return v;
+    const e = this.map.get(k);
+    if (e === undefined) return undefined;
+    this.map.delete(e.key);
+    this.map.set(e.key, e);
+    return e.value;
   }
   set(k: string, v: V): void {
-    this.map.set(k, v);
+    this.map.set(k, { key: k, value: v });
     if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
   }
   get size(): number {

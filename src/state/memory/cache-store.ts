@@ -8,6 +8,7 @@ export interface MemoryCacheStoreOptions {
 }
 
 interface Entry {
+  key: string;
   value: string;
   expiresAt: number;
   bytes: number;
@@ -60,9 +61,10 @@ export class MemoryCacheStore implements CacheStore {
       this.remove(key, e);
       return undefined;
     }
-    // most recently used: move to the end
-    this.entries.delete(key);
-    this.entries.set(key, e);
+    // most recently used: move to the end, under the stored key string (not the caller's new one,
+    // which the old Map would otherwise keep alive past the young generation on every hit)
+    this.entries.delete(e.key);
+    this.entries.set(e.key, e);
     return e.value;
   }
 
@@ -78,7 +80,7 @@ export class MemoryCacheStore implements CacheStore {
     if (!(ttlSeconds > 0) || bytes > this.maxBytes / 4) return false;
     const now = this.now();
     this.makeRoom(bytes, now);
-    this.entries.set(key, { value, expiresAt: now + ttlSeconds * 1000, bytes });
+    this.entries.set(key, { key, value, expiresAt: now + ttlSeconds * 1000, bytes });
     this.used += bytes;
     return true;
   }
