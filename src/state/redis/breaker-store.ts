@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { SyncTracker } from './sync-tracker.js';
 import type { Admission, AdmitResult, BreakerPolicy, BreakerStore, CircuitStatus, Transition } from '../breaker-store.js';
 import { observed, type RedisConnection } from './connection.js';
 
@@ -235,8 +236,7 @@ export class RedisBreakerStore implements BreakerStore {
   private maxSeq = 0;
   private syncing: Promise<void> | undefined;
   private syncAgain = false;
-  private readonly syncedListeners = new Set<() => void>();
-  private syncs = 0;
+  private readonly sync = new SyncTracker('RedisBreakerStore');
   private closed = false;
   private readonly inFlight = new Set<Promise<unknown>>();
 
@@ -331,36 +331,26 @@ export class RedisBreakerStore implements BreakerStore {
 
   // ---- sync -------------------------------------------------------------------------------------
 
-  /** Completed snapshot loads so far (one per (re)connect). */
+  /** Completed loads from Redis so far (one per (re)connect). */
   get syncCount(): number {
-    return this.syncs;
+    return this.sync.count;
   }
 
-  /** Called after every completed snapshot load. Returns an unsubscribe. */
+  /** Called after every completed load from Redis. Returns an unsubscribe. */
   onSynced(cb: () => void): () => void {
-    this.syncedListeners.add(cb);
-    return () => this.syncedListeners.delete(cb);
+    return this.sync.onSynced(cb);
   }
 
-  /** Resolves once a first load from Redis has completed (at once if it has), or rejects after `timeoutMs`. */
+  /** Resolves once a first load from Redis has completed, or rejects after `timeoutMs`. */
   ready(timeoutMs = 5000): Promise<void> {
-    return this.syncs > 0 ? Promise.resolve() : this.nextSync(timeoutMs);
+    return this.sync.ready(timeoutMs);
   }
 
   /** Resolves after the next completed load from Redis, or rejects after `timeoutMs`. */
   nextSync(timeoutMs = 5000): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        off();
-        reject(new Error(`RedisBreakerStore: no sync within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const off = this.onSynced(() => {
-        clearTimeout(timer);
-        off();
-        resolve();
-      });
-    });
+    return this.sync.next(timeoutMs);
   }
+
 
 
   /** Load the shared state of every circuit; the shared state wins over the mirror. Coalesced. */
@@ -377,8 +367,7 @@ export class RedisBreakerStore implements BreakerStore {
             this.cmd.sluiceCbSnapshot(this.keys.seq, this.keys.ids, this.keys.state(''), this.keys.probe('')),
           );
           this.applySnapshot(raw);
-          this.syncs++;
-          for (const cb of [...this.syncedListeners]) cb();
+          this.sync.synced();
         } catch {
           // reported by observed(); try again soon if Redis is still there (else the reconnect will)
           if (!this.closed && this.conn.available()) setTimeout(() => this.closed || void this.resync(), 1000).unref();
@@ -398,7 +387,7 @@ export class RedisBreakerStore implements BreakerStore {
   close(): void {
     this.closed = true;
     this.stopListening();
-    this.syncedListeners.clear();
+    this.sync.clear();
   }
 
   // ---- internals --------------------------------------------------------------------------------

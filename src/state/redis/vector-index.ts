@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { SyncTracker } from './sync-tracker.js';
 import type { VectorIndex, VectorMatch } from '../vector-index.js';
 import { LshIndex, normalize, type LshOptions } from '../memory/vector-index.js';
 import { observed, type RedisConnection } from './connection.js';
@@ -85,8 +86,7 @@ export class RedisVectorIndex implements VectorIndex {
   private readonly stopListening: () => void;
   private syncing: Promise<void> | undefined;
   private syncAgain = false;
-  private readonly syncedListeners = new Set<() => void>();
-  private syncs = 0;
+  private readonly sync = new SyncTracker('RedisVectorIndex');
   private closed = false;
   private readonly remoteAddListeners = new Set<(partition: string, id: string) => void>();
 
@@ -112,36 +112,26 @@ export class RedisVectorIndex implements VectorIndex {
     return () => this.remoteAddListeners.delete(cb);
   }
 
-  /** Completed loads from Redis so far (each (re)connect makes one). */
+  /** Completed loads from Redis so far (one per (re)connect). */
   get syncCount(): number {
-    return this.syncs;
+    return this.sync.count;
   }
 
   /** Called after every completed load from Redis. Returns an unsubscribe. */
   onSynced(cb: () => void): () => void {
-    this.syncedListeners.add(cb);
-    return () => this.syncedListeners.delete(cb);
+    return this.sync.onSynced(cb);
   }
 
-  /** Resolves once a first load from Redis has completed (at once if it has), or rejects after `timeoutMs`. */
+  /** Resolves once a first load from Redis has completed, or rejects after `timeoutMs`. */
   ready(timeoutMs = 5000): Promise<void> {
-    return this.syncs > 0 ? Promise.resolve() : this.nextSync(timeoutMs);
+    return this.sync.ready(timeoutMs);
   }
 
   /** Resolves after the next completed load from Redis, or rejects after `timeoutMs`. */
   nextSync(timeoutMs = 5000): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        off();
-        reject(new Error(`RedisVectorIndex: no sync within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const off = this.onSynced(() => {
-        clearTimeout(timer);
-        off();
-        resolve();
-      });
-    });
+    return this.sync.next(timeoutMs);
   }
+
 
   async add(partition: string, id: string, vector: Float32Array, ttlSeconds: number): Promise<void> {
     if (!(ttlSeconds > 0)) return;
@@ -180,7 +170,7 @@ export class RedisVectorIndex implements VectorIndex {
   close(): void {
     this.closed = true;
     this.stopListening();
-    this.syncedListeners.clear();
+    this.sync.clear();
     this.remoteAddListeners.clear();
   }
 
@@ -195,8 +185,7 @@ export class RedisVectorIndex implements VectorIndex {
         this.syncAgain = false;
         try {
           await observed(this.conn, REDIS_VECTOR_STORE, 'load', () => this.load());
-          this.syncs++;
-          for (const cb of [...this.syncedListeners]) cb();
+          this.sync.synced();
         } catch {
           // reported by observed(); try again soon if Redis is still there (else the reconnect will)
           if (!this.closed && this.conn.available()) setTimeout(() => this.closed || void this.resync(), 1000).unref();
