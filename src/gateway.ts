@@ -81,16 +81,19 @@ export function createGateway(init: GatewayInit): Gateway {
     hostGuard,
   };
   const saved = init.savedConfigs ?? loadPipelines(options.pipelines, options.pipelines !== 'pipelines');
+  const needKeys: string[] = [];
   for (const [id, cfg] of saved) {
     try {
       buildPlan(cfg, planDeps);
     } catch (e) {
       // A saved config may name virtual keys this deployment has not declared (the shipped examples
       // do): it is valid, and requests using it get 404 virtual_key_not_found. Anything else stops.
-      if (e instanceof GatewayError && e.code === 'virtual_key_not_found') {
-        logger.warn({ msg: 'saved config refers to an unknown virtual key', config: id, detail: e.message });
-      } else throw new PipelineError(describeGatewayError(`saved config ${id}`, e));
+      if (e instanceof GatewayError && e.code === 'virtual_key_not_found') needKeys.push(id);
+      else throw new PipelineError(describeGatewayError(`saved config ${id}`, e));
     }
+  }
+  if (needKeys.length > 0) {
+    logger.warn({ msg: 'saved configs name virtual keys this deployment has not declared; requests using them get 404 until the bootstrap file declares them', configs: needKeys });
   }
 
   const telemetry = new PrometheusTelemetry();
