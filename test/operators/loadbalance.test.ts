@@ -3,20 +3,12 @@ import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { loadbalance, pickWeighted, type Weighted } from '../../src/operators/loadbalance.js';
+import { seededRandom } from '../../src/state/memory/vector-index.js';
 
 const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 
-/** A small seeded PRNG (mulberry32) so the split test is repeatable. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG (mulberry32), the one the vector index uses, so the split test is repeatable. */
+const mulberry32 = seededRandom;
 
 /** Hands out the given numbers in turn. */
 const randoms = (...xs: number[]) => {
