@@ -193,6 +193,8 @@ describe('Redis going away while serving, and coming back', () => {
     // holds any more. It is given back, so the circuit is not stuck: the next request may probe.
     expect(breakers.status('ghost')).toBe('half-open');
     await breakers.flush();
+    // the peer connection lost Redis too and reconnects on its own schedule: wait for it, not a sleep
+    await peer.waitUntilReady(5000);
     expect(await peer.client.exists(breakerKeys(prefix).probe('ghost'))).toBe(0);
     expect(await breakers.admit('ghost', 11_500, policy)).toEqual({ admission: { kind: 'probe' } });
     // and the cache works again
