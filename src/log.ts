@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { LogWriter } from './log-writer.js';
 
 export type { Logger };
 
@@ -13,17 +14,9 @@ export function createLogger(level = 'info', destination?: DestinationStream): L
     base: undefined,
   };
   if (destination) return pino(opts, destination);
-  // Lines are batched into 8 KiB writes (one syscall for dozens of request lines) and flushed at
+  // Lines are batched into ~8 KiB writes (one syscall for dozens of request lines) and written at
   // least every 250 ms and on exit, so logging stays a small part of a request's CPU.
-  const dest = pino.destination({ sync: false, minLength: 8 * 1024 });
-  const timer = setInterval(() => dest.flush(), 250);
-  timer.unref();
-  process.once('exit', () => {
-    try {
-      dest.flushSync();
-    } catch {
-      // the descriptor is gone: nothing left to save
-    }
-  });
+  const dest = new LogWriter(1);
+  process.once('exit', () => dest.flushSync());
   return pino(opts, dest);
 }

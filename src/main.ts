@@ -70,16 +70,14 @@ async function serve(argv: string[]): Promise<void> {
     if (stopping) {
       // A second signal while draining: stop now.
       gateway.logger.warn({ msg: 'second signal while draining; exiting now', signal });
-      gateway.logger.flush?.();
-      process.exit(1);
+      process.exit(1); // the logger writes what is waiting on exit
     }
     stopping = true;
     gateway.logger.info({ msg: 'shutting down', signal });
     gateway.shutdown().then(
       () => {
         gateway.logger.info({ msg: 'stopped' });
-        gateway.logger.flush?.();
-        process.exit(0);
+        process.exit(0); // the logger writes what is waiting on exit
       },
       (e: Error) => {
         gateway.logger.error({ msg: 'shutdown failed', err: e.message });
