@@ -4,9 +4,10 @@ import { LogWriter } from './log-writer.js';
 export type { Logger };
 
 /**
- * One JSON logger. Nothing here logs headers or bodies; request lines carry only the fields the
- * request log names, so a secret cannot reach the log by accident (tests assert it). No redaction
- * pass runs per line: it would cost CPU on every request for fields that are never there.
+ * One JSON logger. Nothing here logs headers or bodies; request lines (written in this logger's
+ * format by src/request-log.ts) carry only the fields that module names, so a secret cannot reach the
+ * log by accident (tests assert it). No redaction pass runs per line: it would cost CPU on every
+ * request for fields that are never there.
  */
 export function createLogger(level = 'info', destination?: DestinationStream): Logger {
   const opts = {

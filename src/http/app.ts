@@ -6,6 +6,7 @@ import type { ConfigResolver } from '../config/resolve.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../log.js';
 import type { PipelineDeps } from '../pipeline/context.js';
+import { requestLogWriter } from '../request-log.js';
 import type { ApiKeyStore } from '../security/api-keys.js';
 import { sendError } from './errors.js';
 import { Exchange } from './exchange.js';
@@ -75,7 +76,7 @@ export function createHandler(deps: AppDeps): (req: IncomingMessage, res: Server
   const app = createFrameworkApp(deps);
   const hot = new Map<string, (ex: Exchange) => void>();
   for (const r of PROXY_ROUTES) hot.set(`${r.method} ${r.path}`, proxyRoute(r.endpoint, r.path, deps));
-  const out = { logger: deps.logger, telemetry: deps.pipeline.telemetry, now: deps.pipeline.now };
+  const out = { requestLog: requestLogWriter(deps.logger), telemetry: deps.pipeline.telemetry, now: deps.pipeline.now };
   return (req, res) => {
     const ex = new Exchange(req, res, out, deps.isDraining());
     if (ex.startError !== undefined) {

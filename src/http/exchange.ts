@@ -2,16 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { headerValue, REQUEST_HEADERS, requestSettings, type RequestSettings } from '../config/headers.js';
 import type { GatewayError } from '../errors/gateway-error.js';
-import type { Logger } from '../log.js';
 import type { Telemetry } from '../metrics/telemetry.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { AnswerMeta } from '../pipeline/events.js';
+import type { RequestLogWriter } from '../request-log.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 
 /**
  * One request/response exchange and what the gateway learns about it on the way: trace id, settings,
  * key, pipeline context, the answering target, the error. Plain Node objects, so the hot routes need
- * no framework; the log line and gateway-wide metrics are written once, when the response closes.
+ * no framework; the log line (src/request-log.ts reads its fields from here) and gateway-wide metrics
+ * are written once, when the response closes.
  */
 export class Exchange {
   traceId: string;
@@ -28,7 +29,7 @@ export class Exchange {
   constructor(
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
-    private readonly out: { logger: Logger; telemetry: Telemetry; now: () => number },
+    private readonly out: { requestLog: RequestLogWriter; telemetry: Telemetry; now: () => number },
     draining: boolean,
   ) {
     let traceId = headerValue(req.headers, REQUEST_HEADERS.traceId);
@@ -45,37 +46,13 @@ export class Exchange {
   }
 
   private finish(): void {
-    const { req, res, ctx, meta, error } = this;
+    const { res, ctx } = this;
     const latencyMs = Number(process.hrtime.bigint() - this.start) / 1e6;
     if (ctx) {
       const now = this.out.now();
       const upstreamMs = ctx.upstreamMs + (ctx.upstreamActive > 0 ? now - ctx.upstreamSince : 0);
       this.out.telemetry.request(ctx.request.endpoint, res.statusCode, latencyMs / 1000, (latencyMs - upstreamMs) / 1000);
     }
-    const url = req.url ?? '';
-    const q = url.indexOf('?');
-    const line: Record<string, unknown> = {
-      msg: 'request',
-      trace_id: this.traceId,
-      method: req.method,
-      path: q < 0 ? url : url.slice(0, q),
-      status: res.statusCode,
-      latency_ms: latencyMs,
-    };
-    if (this.settings.metadata) line.metadata = this.settings.metadata;
-    if (ctx) {
-      line.stream = ctx.request.stream;
-      line.attempts = ctx.attempts;
-      if (ctx.usage) line.usage = ctx.usage;
-    }
-    if (meta) {
-      line.provider = meta.provider;
-      line.target = meta.target;
-      if (meta.cacheStatus) line.cache = meta.cacheStatus;
-    }
-    if (error) line.error = { code: error.code, status: error.status, message: error.message };
-    if (this.clientAborted) line.client_aborted = true;
-    if (this.gatewayKey) line.key_name = this.gatewayKey.name;
-    this.out.logger.info(line);
+    this.out.requestLog(this, latencyMs);
   }
 }
