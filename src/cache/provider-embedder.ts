@@ -12,7 +12,7 @@ export function providerEmbedder(target: TargetNode, model: string, deps: () => 
   return async (text) => {
     const d = deps();
     const ctx = newContext('semantic-cache', { endpoint: 'embeddings', body: { model, input: text, encoding_format: 'float' }, stream: false, headers: {} }, d.now(), '/v1/embeddings');
-    const ev = await lastValueFrom(callTarget(target, ctx, d, 0));
+    const ev = await lastValueFrom(callTarget(target, ctx, d));
     const data = ev.type === 'json' ? (ev.body as { data?: { embedding?: unknown }[] }).data : undefined;
     const emb = data?.[0]?.embedding;
     if (!Array.isArray(emb) || emb.length === 0) throw new GatewayError('upstream_invalid_response', 'The embeddings target returned no float embedding.');

@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { CounterFamily, GaugeFamily, HistogramFamily, type CounterCell, type GaugeCell, type HistogramCell } from './series.js';
 import type { CircuitStatus, Transition } from '../state/breaker-store.js';
 import type { Endpoint, Usage } from '../providers/types.js';
 import type { Outcome, TargetLabels, Telemetry } from './telemetry.js';
@@ -15,107 +16,121 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
 const CIRCUIT_STATES: readonly CircuitStatus[] = ['closed', 'open', 'half-open'];
 
-const statusClass = (status: number): string => (status === 0 ? 'transport' : `${Math.floor(status / 100)}xx`);
+/** Slot of a status class in a per-class array: 0 for transport, 1-9 for 1xx-9xx, 10 for anything else. */
+const classSlot = (status: number): number => (status === 0 ? 0 : status >= 100 && status < 1000 ? Math.floor(status / 100) : 10);
+const statusClass = (status: number): string => {
+  const slot = classSlot(status);
+  return slot === 0 ? 'transport' : slot === 10 ? 'other' : `${slot}xx`;
+};
+const OUTCOMES: readonly Outcome[] = ['success', 'error', 'timeout', 'cancelled', 'circuit_open'];
+const OUTCOME_SLOT: Record<Outcome, number> = { success: 0, error: 1, timeout: 2, cancelled: 3, circuit_open: 4 };
+
+/** The series of one target (labels object), bound on its first use. */
+interface TargetCells {
+  target: string;
+  inFlight: GaugeCell;
+  /** [outcome slot * 11 + status class slot] */
+  requests: (CounterCell | undefined)[];
+  /** [outcome slot] */
+  duration: (HistogramCell | undefined)[];
+  ttft?: HistogramCell;
+  tokensIn?: CounterCell;
+  tokensOut?: CounterCell;
+  retries?: CounterCell;
+}
+
+/** The series of one endpoint's gateway-wide request metrics. */
+interface EndpointCells {
+  /** [status class slot] */
+  duration: (HistogramCell | undefined)[];
+  overhead: HistogramCell;
+}
+
 
 /**
  * Every metric, defined once. Built per app on its own registry (never the global one). Target labels
  * are config names or JSON paths; as inline configs can name targets freely, distinct target label
  * values are capped and the rest reported as "other", so a client cannot blow up cardinality.
+ *
+ * The per-request updates go to series cells bound once per target labels object (plans are cached,
+ * so once per target) and per endpoint: no label hashing and no allocation on the hot path.
  */
 export class PrometheusTelemetry implements Telemetry {
   readonly registry = new Registry();
   private readonly seenTargets = new Set<string>();
+  private readonly targetCells = new WeakMap<TargetLabels, TargetCells>();
+  private readonly endpointCells = new Map<string, EndpointCells>();
 
-  private readonly targetRequests = new Counter({
-    name: 'sluice_target_requests_total',
-    help: 'Upstream attempts per target, by outcome and status class.',
-    labelNames: ['target', 'provider', 'endpoint', 'outcome', 'status_class'] as const,
-    registers: [this.registry],
-  });
-  private readonly operationDuration = new Histogram({
-    name: 'gen_ai_client_operation_duration_seconds',
-    help: 'Upstream attempt duration per target (to the complete response or end of stream).',
-    labelNames: ['target', 'gen_ai_system', 'gen_ai_operation_name', 'outcome'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly ttft = new Histogram({
-    name: 'gen_ai_server_time_to_first_token_seconds',
-    help: 'Time from the upstream call to the first streamed chunk, per target.',
-    labelNames: ['target', 'gen_ai_system', 'gen_ai_operation_name'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly tokenUsage = new Counter({
-    name: 'gen_ai_client_token_usage_total',
-    help: 'Tokens reported by the provider, per target and token type (input, output).',
-    labelNames: ['target', 'gen_ai_system', 'gen_ai_token_type'] as const,
-    registers: [this.registry],
-  });
-  private readonly retries = new Counter({
-    name: 'sluice_target_retries_total',
-    help: 'Retries made per target.',
-    labelNames: ['target', 'provider'] as const,
-    registers: [this.registry],
-  });
-  private readonly fallbacks = new Counter({
-    name: 'sluice_fallbacks_total',
-    help: 'Times a fallback node moved past a failed child.',
-    labelNames: ['node', 'from'] as const,
-    registers: [this.registry],
-  });
-  private readonly circuitState = new Gauge({
-    name: 'sluice_circuit_state',
-    help: 'Circuit state per target: 1 for the current state, 0 for the others.',
-    labelNames: ['target', 'state'] as const,
-    registers: [this.registry],
-  });
-  private readonly circuitTransitions = new Counter({
-    name: 'sluice_circuit_transitions_total',
-    help: 'Circuit state changes per target.',
-    labelNames: ['target', 'from', 'to'] as const,
-    registers: [this.registry],
-  });
-  private readonly inFlight = new Gauge({
-    name: 'sluice_target_in_flight_requests',
-    help: 'Upstream attempts in flight per target.',
-    labelNames: ['target', 'provider'] as const,
-    registers: [this.registry],
-  });
-  private readonly requestDuration = new Histogram({
-    name: 'sluice_request_duration_seconds',
-    help: 'Whole request duration as the client sees it.',
-    labelNames: ['endpoint', 'status_class'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly overhead = new Histogram({
-    name: 'sluice_gateway_overhead_seconds',
-    help: 'Request duration minus the time spent waiting on upstreams: what the gateway itself adds.',
-    labelNames: ['endpoint'] as const,
-    buckets: OVERHEAD_BUCKETS,
-    registers: [this.registry],
-  });
+  private readonly targetRequests = new CounterFamily(
+    'sluice_target_requests_total',
+    'Upstream attempts per target, by outcome and status class.',
+    ['target', 'provider', 'endpoint', 'outcome', 'status_class'],
+    this.registry,
+  );
+  private readonly operationDuration = new HistogramFamily(
+    'gen_ai_client_operation_duration_seconds',
+    'Upstream attempt duration per target (to the complete response or end of stream).',
+    ['target', 'gen_ai_system', 'gen_ai_operation_name', 'outcome'],
+    LATENCY_BUCKETS,
+    this.registry,
+  );
+  private readonly ttft = new HistogramFamily(
+    'gen_ai_server_time_to_first_token_seconds',
+    'Time from the upstream call to the first streamed chunk, per target.',
+    ['target', 'gen_ai_system', 'gen_ai_operation_name'],
+    LATENCY_BUCKETS,
+    this.registry,
+  );
+  private readonly tokenUsage = new CounterFamily(
+    'gen_ai_client_token_usage_total',
+    'Tokens reported by the provider, per target and token type (input, output).',
+    ['target', 'gen_ai_system', 'gen_ai_token_type'],
+    this.registry,
+  );
+  private readonly retries = new CounterFamily('sluice_target_retries_total', 'Retries made per target.', ['target', 'provider'], this.registry);
+  private readonly fallbacks = new CounterFamily('sluice_fallbacks_total', 'Times a fallback node moved past a failed child.', ['node', 'from'], this.registry);
+  private readonly circuitState = new GaugeFamily(
+    'sluice_circuit_state',
+    'Circuit state per target: 1 for the current state, 0 for the others.',
+    ['target', 'state'],
+    this.registry,
+  );
+  private readonly circuitTransitions = new CounterFamily('sluice_circuit_transitions_total', 'Circuit state changes per target.', ['target', 'from', 'to'], this.registry);
+  private readonly inFlight = new GaugeFamily('sluice_target_in_flight_requests', 'Upstream attempts in flight per target.', ['target', 'provider'], this.registry);
+  private readonly requestDuration = new HistogramFamily(
+    'sluice_request_duration_seconds',
+    'Whole request duration as the client sees it.',
+    ['endpoint', 'status_class'],
+    LATENCY_BUCKETS,
+    this.registry,
+  );
+  private readonly overhead = new HistogramFamily(
+    'sluice_gateway_overhead_seconds',
+    'Request duration minus the time spent waiting on upstreams: what the gateway itself adds.',
+    ['endpoint'],
+    OVERHEAD_BUCKETS,
+    this.registry,
+  );
 
-  private readonly cacheLookups = new Counter({
-    name: 'sluice_cache_lookups_total',
-    help: 'Cache lookups by mode (simple, semantic) and result (HIT, SEMANTIC_HIT, MISS, REFRESH, DISABLED).',
-    labelNames: ['mode', 'result'] as const,
-    registers: [this.registry],
-  });
-  private readonly storeErrors = new Counter({
-    name: 'sluice_store_errors_total',
-    help: 'Failed state store operations (the store was unreachable or answered an error).',
-    labelNames: ['store', 'operation'] as const,
-    registers: [this.registry],
-  });
-  private readonly storeLatency = new Histogram({
-    name: 'sluice_store_operation_duration_seconds',
-    help: 'State store operation duration.',
-    labelNames: ['store', 'operation'] as const,
-    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
-    registers: [this.registry],
-  });
+  private readonly cacheLookups = new CounterFamily(
+    'sluice_cache_lookups_total',
+    'Cache lookups by mode (simple, semantic) and result (HIT, SEMANTIC_HIT, MISS, REFRESH, DISABLED).',
+    ['mode', 'result'],
+    this.registry,
+  );
+  private readonly storeErrors = new CounterFamily(
+    'sluice_store_errors_total',
+    'Failed state store operations (the store was unreachable or answered an error).',
+    ['store', 'operation'],
+    this.registry,
+  );
+  private readonly storeLatency = new HistogramFamily(
+    'sluice_store_operation_duration_seconds',
+    'State store operation duration.',
+    ['store', 'operation'],
+    [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+    this.registry,
+  );
 
   constructor(
     private readonly maxTargets = 500,
@@ -138,52 +153,71 @@ export class PrometheusTelemetry implements Telemetry {
     return name;
   }
 
+  private cells(t: TargetLabels): TargetCells {
+    let c = this.targetCells.get(t);
+    if (!c) {
+      const target = this.target(t.target);
+      c = { target, inFlight: this.inFlight.cell(target, t.provider), requests: [], duration: [] };
+      this.targetCells.set(t, c);
+    }
+    return c;
+  }
+
   targetStarted(t: TargetLabels): void {
-    this.inFlight.inc({ target: this.target(t.target), provider: t.provider });
+    this.cells(t).inFlight.inc();
   }
 
   targetFinished(t: TargetLabels, outcome: Outcome, status: number, seconds: number): void {
-    const target = this.target(t.target);
-    this.inFlight.dec({ target, provider: t.provider });
-    this.targetRequests.inc({ target, provider: t.provider, endpoint: t.endpoint, outcome, status_class: statusClass(status) });
-    this.operationDuration.observe({ target, gen_ai_system: t.provider, gen_ai_operation_name: OPERATION[t.endpoint], outcome }, seconds);
+    const c = this.cells(t);
+    c.inFlight.dec();
+    const o = OUTCOME_SLOT[outcome];
+    const r = o * 11 + classSlot(status);
+    (c.requests[r] ??= this.targetRequests.cell(c.target, t.provider, t.endpoint, OUTCOMES[o]!, statusClass(status))).inc();
+    (c.duration[o] ??= this.operationDuration.cell(c.target, t.provider, OPERATION[t.endpoint], OUTCOMES[o]!)).observe(seconds);
   }
 
   timeToFirstToken(t: TargetLabels, seconds: number): void {
-    this.ttft.observe({ target: this.target(t.target), gen_ai_system: t.provider, gen_ai_operation_name: OPERATION[t.endpoint] }, seconds);
+    const c = this.cells(t);
+    (c.ttft ??= this.ttft.cell(c.target, t.provider, OPERATION[t.endpoint])).observe(seconds);
   }
 
   tokens(t: TargetLabels, usage: Usage): void {
-    const target = this.target(t.target);
-    this.tokenUsage.inc({ target, gen_ai_system: t.provider, gen_ai_token_type: 'input' }, usage.prompt_tokens);
-    this.tokenUsage.inc({ target, gen_ai_system: t.provider, gen_ai_token_type: 'output' }, usage.completion_tokens);
+    const c = this.cells(t);
+    (c.tokensIn ??= this.tokenUsage.cell(c.target, t.provider, 'input')).inc(usage.prompt_tokens);
+    (c.tokensOut ??= this.tokenUsage.cell(c.target, t.provider, 'output')).inc(usage.completion_tokens);
   }
 
   retry(t: TargetLabels): void {
-    this.retries.inc({ target: this.target(t.target), provider: t.provider });
+    const c = this.cells(t);
+    (c.retries ??= this.retries.cell(c.target, t.provider)).inc();
   }
 
   fallback(node: string, from: string): void {
-    this.fallbacks.inc({ node: this.target(node), from: this.target(from) });
+    this.fallbacks.cell(this.target(node), this.target(from)).inc();
   }
 
   circuit(targetName: string, status: CircuitStatus, transition?: Transition): void {
     const target = this.target(targetName);
-    for (const s of CIRCUIT_STATES) this.circuitState.set({ target, state: s }, s === status ? 1 : 0);
-    if (transition) this.circuitTransitions.inc({ target, from: transition.from, to: transition.to });
+    for (const s of CIRCUIT_STATES) this.circuitState.cell(target, s).set(s === status ? 1 : 0);
+    if (transition) this.circuitTransitions.cell(target, transition.from, transition.to).inc();
   }
 
   cacheLookup(mode: string, result: string): void {
-    this.cacheLookups.inc({ mode, result });
+    this.cacheLookups.cell(mode, result).inc();
   }
 
   storeOperation(store: string, operation: string, seconds: number, ok: boolean): void {
-    this.storeLatency.observe({ store, operation }, seconds);
-    if (!ok) this.storeErrors.inc({ store, operation });
+    this.storeLatency.cell(store, operation).observe(seconds);
+    if (!ok) this.storeErrors.cell(store, operation).inc();
   }
 
   request(endpoint: string, status: number, totalSeconds: number, overheadSeconds: number): void {
-    this.requestDuration.observe({ endpoint, status_class: statusClass(status) }, totalSeconds);
-    this.overhead.observe({ endpoint }, Math.max(0, overheadSeconds));
+    let e = this.endpointCells.get(endpoint);
+    if (!e) {
+      e = { duration: [], overhead: this.overhead.cell(endpoint) };
+      this.endpointCells.set(endpoint, e);
+    }
+    (e.duration[classSlot(status)] ??= this.requestDuration.cell(endpoint, statusClass(status))).observe(totalSeconds);
+    e.overhead.observe(Math.max(0, overheadSeconds));
   }
 }

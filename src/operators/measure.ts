@@ -1,4 +1,4 @@
-import { defer, tap, type MonoTypeOperatorFunction } from 'rxjs';
+import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Outcome, TargetLabels, Telemetry } from '../metrics/telemetry.js';
 import { upstreamBegin, upstreamEnd, type RequestContext } from '../pipeline/context.js';
@@ -17,8 +17,9 @@ function outcomeOf(err: unknown): [Outcome, number] {
  * token, tokens; and keeps the request's upstream-wait account (for the gateway-overhead figure).
  */
 export function measure(labels: TargetLabels, telemetry: Telemetry, ctx: RequestContext, now: () => number): MonoTypeOperatorFunction<GatewayEvent> {
+  // One Observable per attempt (not defer + tap): this runs on every request.
   return (source) =>
-    defer(() => {
+    new Observable<GatewayEvent>((subscriber) => {
       const start = now();
       let first = true;
       let finished = false;
@@ -32,21 +33,29 @@ export function measure(labels: TargetLabels, telemetry: Telemetry, ctx: Request
         upstreamEnd(ctx, t);
         telemetry.targetFinished(labels, outcome, code, (t - start) / 1000);
       };
-      return source.pipe(
-        tap({
-          next: (ev) => {
-            if (first) {
-              first = false;
-              if (ev.type === 'stream-start') telemetry.timeToFirstToken(labels, (now() - start) / 1000);
-            }
-            if (ev.type === 'json') status = ev.status;
-            const usage = ev.type === 'stream-start' ? undefined : ev.usage;
-            if (usage) telemetry.tokens(labels, usage);
-          },
-          error: (e: unknown) => finish(...outcomeOf(e)),
-          complete: () => finish('success', status),
-          unsubscribe: () => finish('cancelled', 0),
-        }),
-      );
+      const sub = source.subscribe({
+        next: (ev) => {
+          if (first) {
+            first = false;
+            if (ev.type === 'stream-start') telemetry.timeToFirstToken(labels, (now() - start) / 1000);
+          }
+          if (ev.type === 'json') status = ev.status;
+          const usage = ev.type === 'stream-start' ? undefined : ev.usage;
+          if (usage) telemetry.tokens(labels, usage);
+          subscriber.next(ev);
+        },
+        error: (e: unknown) => {
+          finish(...outcomeOf(e));
+          subscriber.error(e);
+        },
+        complete: () => {
+          finish('success', status);
+          subscriber.complete();
+        },
+      });
+      return () => {
+        sub.unsubscribe();
+        finish('cancelled', 0);
+      };
     });
 }

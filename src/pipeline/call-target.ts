@@ -1,6 +1,7 @@
 import { defer, type Observable } from 'rxjs';
 import type { TargetNode } from '../plan/types.js';
-import type { ProviderRequest } from '../providers/types.js';
+import type { Endpoint, ProviderRequest } from '../providers/types.js';
+import type { TargetLabels } from '../metrics/telemetry.js';
 import { callUpstream, type ErrorMapper } from '../upstream/call.js';
 import { decodeUpstream } from '../operators/decode-upstream.js';
 import { measure } from '../operators/measure.js';
@@ -20,14 +21,30 @@ export function requestFor(node: TargetNode, ctx: RequestContext): ProviderReque
   return req;
 }
 
-/** One attempt at one target: translate, call, decode, bounded by request_timeout, measured. Cold. */
-export function callTarget(node: TargetNode, ctx: RequestContext, deps: PipelineDeps, retryNumber: number): Observable<GatewayEvent> {
+const labelsByNode = new WeakMap<TargetNode, Partial<Record<Endpoint, TargetLabels>>>();
+
+/**
+ * The metric labels of a target for one endpoint: one object per plan node and endpoint (plans are
+ * cached), so telemetry can bind its series to it once.
+ */
+export function targetLabels(node: TargetNode, endpoint: Endpoint): TargetLabels {
+  let byEndpoint = labelsByNode.get(node);
+  if (!byEndpoint) labelsByNode.set(node, (byEndpoint = {}));
+  return (byEndpoint[endpoint] ??= { target: node.id, provider: node.target.provider, endpoint });
+}
+
+/**
+ * Attempts at one target: translate, call, decode, bounded by request_timeout, measured. Cold; each
+ * subscription is one attempt, and the n-th re-subscription (by a retry) is retry number n.
+ */
+export function callTarget(node: TargetNode, ctx: RequestContext, deps: PipelineDeps): Observable<GatewayEvent> {
+  let retryNumber = 0;
   return defer(() => {
     ctx.attempts++;
     const provider = deps.registry.get(node.target.provider);
     const req = requestFor(node, ctx);
     const upstream = provider.toProvider(req, node.target, deps.registry.baseUrl(provider, node.target));
-    const meta = { provider: provider.descriptor.id, target: node.path, retries: retryNumber };
+    const meta = { provider: provider.descriptor.id, target: node.path, retries: retryNumber++ };
     const key = node.target.api_key;
     // A provider may echo the credential in its error message: it never reaches the client or the log.
     const mapError: ErrorMapper = key
@@ -36,7 +53,7 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
     return callUpstream(deps.dispatchers, upstream, mapError).pipe(
       decodeUpstream(provider, req, meta),
       attemptTimeout<GatewayEvent>(node.settings.request_timeout, req.stream ? deps.streamIdleTimeoutMs : undefined, deps.scheduler),
-      measure({ target: node.id, provider: provider.descriptor.id, endpoint: req.endpoint }, deps.telemetry, ctx, deps.now),
+      measure(targetLabels(node, req.endpoint), deps.telemetry, ctx, deps.now),
     );
   });
 }

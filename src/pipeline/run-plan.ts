@@ -1,4 +1,4 @@
-import { defer, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import { circuitBreaker, circuitOpenError } from '../operators/circuit-breaker.js';
 import { conditional } from '../operators/conditional.js';
@@ -14,7 +14,7 @@ import { canonicalBody, canonicalJson, sha256 } from '../cache/canonical.js';
 import { promptText } from '../cache/local-embedder.js';
 import type { NodeSettings } from '../plan/types.js';
 import type { BreakerPolicy } from '../state/breaker-store.js';
-import { callTarget } from './call-target.js';
+import { callTarget, targetLabels } from './call-target.js';
 import type { PipelineDeps, RequestContext } from './context.js';
 import type { GatewayEvent } from './events.js';
 
@@ -43,9 +43,8 @@ function retryAfterIfClosed(node: PlanNode, deps: PipelineDeps): number {
 }
 
 function runTarget(node: TargetNode, ctx: RequestContext, deps: PipelineDeps): Observable<GatewayEvent> {
-  let retryNumber = 0;
-  let call: Observable<GatewayEvent> = defer(() => callTarget(node, ctx, deps, retryNumber++));
-  const labels = { target: node.id, provider: node.target.provider, endpoint: ctx.request.endpoint };
+  let call = callTarget(node, ctx, deps);
+  const labels = targetLabels(node, ctx.request.endpoint);
   const retry = node.settings.retry;
   if (retry && retry.attempts > 0) {
     call = call.pipe(
