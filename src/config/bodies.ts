@@ -78,12 +78,21 @@ function whenFieldsValid(...keys: string[]) {
   };
 }
 
-/** `stream_options` is only accepted together with `stream: true` (OpenAI answers 400 otherwise). */
-function checkStreamOptions(body: { stream?: boolean | null; stream_options?: unknown }, ctx: z.core.ParsePayload): void {
-  if (body.stream_options != null && body.stream !== true) {
-    pushIssue(ctx, ['stream_options'], 'stream_options is only allowed when stream is true', body.stream_options);
-  }
-}
+/**
+ * `stream_options` is only accepted together with `stream: true` (OpenAI answers 400 otherwise).
+ * Cross-field checks are zod checks on the payload (`_check` with `when`), not superRefine, which
+ * attaches and deletes a closure on every payload it runs on.
+ */
+const streamOptionsCheck = () =>
+  z.core._check<{ stream?: boolean | null; stream_options?: unknown }>(
+    (ctx) => {
+      const body = ctx.value;
+      if (body.stream_options != null && body.stream !== true) {
+        pushIssue(ctx, ['stream_options'], 'stream_options is only allowed when stream is true', body.stream_options);
+      }
+    },
+    { when: whenFieldsValid('stream', 'stream_options') },
+  );
 
 // ---------------------------------------------------------------------------------------------
 // Prompts and embedding inputs: string | string[] | number[] | number[][] in one pass
@@ -182,15 +191,19 @@ export const ChatMessage = z
     content: messageContent.optional(),
     tool_call_id: z.string().optional(),
   })
-  .superRefine((m, ctx) => {
+  // A check on the payload, not superRefine: that attaches and deletes an addIssue closure on every
+  // message's payload (a dictionary-mode object per message, on the hot path).
+  .check((payload) => {
+    const m = payload.value;
     if (m.content === undefined) {
       const hasCalls = m.role === 'assistant' && (m.tool_calls != null || m.function_call != null);
       if (!hasCalls) {
-        ctx.addIssue({
+        payload.issues.push({
           code: 'invalid_type',
           expected: 'string',
           path: ['content'],
           input: undefined,
+          continue: true,
           message:
             m.role === 'assistant'
               ? 'content is required for an assistant message without tool_calls or function_call'
@@ -199,11 +212,12 @@ export const ChatMessage = z
       }
     }
     if (m.role === 'tool' && m.tool_call_id === undefined) {
-      ctx.addIssue({
+      payload.issues.push({
         code: 'invalid_type',
         expected: 'string',
         path: ['tool_call_id'],
         input: undefined,
+        continue: true,
         message: 'tool_call_id is required for a tool message',
       });
     }
@@ -238,7 +252,7 @@ export const ChatCompletionBody = z
     },
     { error: bodyObjectError },
   )
-  .superRefine((b, ctx) => checkStreamOptions(b, ctx), { when: whenFieldsValid('stream', 'stream_options') });
+  .check(streamOptionsCheck());
 export type ChatCompletionBody = z.infer<typeof ChatCompletionBody>;
 
 // ---------------------------------------------------------------------------------------------
@@ -270,19 +284,22 @@ export const CompletionBody = z
     },
     { error: bodyObjectError },
   )
-  .superRefine(
-    (b, ctx) => {
-      if (b.best_of != null && b.n != null && b.best_of <= b.n) {
-        pushIssue(ctx, ['best_of'], `best_of (${b.best_of}) must be greater than n (${b.n})`, b.best_of);
-      }
-      // best_of 0/1 means one candidate per choice, which streams fine (and clients send it as a default).
-      if (b.best_of != null && b.best_of > 1 && b.stream === true) {
-        pushIssue(ctx, ['best_of'], 'best_of cannot be used with stream: true', b.best_of);
-      }
-    },
-    { when: whenFieldsValid('best_of', 'n', 'stream') },
+  .check(
+    z.core._check<{ best_of?: number | null; n?: number | null; stream?: boolean | null }>(
+      (ctx) => {
+        const b = ctx.value;
+        if (b.best_of != null && b.n != null && b.best_of <= b.n) {
+          pushIssue(ctx, ['best_of'], `best_of (${b.best_of}) must be greater than n (${b.n})`, b.best_of);
+        }
+        // best_of 0/1 means one candidate per choice, which streams fine (and clients send it as a default).
+        if (b.best_of != null && b.best_of > 1 && b.stream === true) {
+          pushIssue(ctx, ['best_of'], 'best_of cannot be used with stream: true', b.best_of);
+        }
+      },
+      { when: whenFieldsValid('best_of', 'n', 'stream') },
+    ),
   )
-  .superRefine((b, ctx) => checkStreamOptions(b, ctx), { when: whenFieldsValid('stream', 'stream_options') });
+  .check(streamOptionsCheck());
 export type CompletionBody = z.infer<typeof CompletionBody>;
 
 // ---------------------------------------------------------------------------------------------
