@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
 import { loadBootstrap, BootstrapError } from './config/bootstrap.js';
 import { helpText, OPTION_TABLE, readOptions } from './config/options.js';
 import { describeGatewayError, PipelineError } from './config/pipelines.js';
@@ -11,6 +12,17 @@ import { defaultProviders, ProviderRegistry } from './providers/registry.js';
 import { HostGuard } from './security/host-guard.js';
 import { createGateway } from './gateway.js';
 import { isPrimary, runPrimary } from './cluster.js';
+
+/**
+ * How far V8 lets the old generation grow over the live size before the next full GC. V8's own
+ * heuristics allow up to 4x on a small heap, so a gateway whose live set is ~30 MB swung between
+ * ~125 and ~165 MB of RSS under sustained load depending on when the last full GC fell; 50% keeps it
+ * flat (~134 MB in the benchmark) at no measurable CPU cost. 0 leaves V8's heuristics. The flag is
+ * read at each full GC, so setting it at start-up takes effect.
+ */
+function limitHeapGrowth(percent: number): void {
+  if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
+}
 
 function fail(message: string): never {
   process.stderr.write(`sluice: ${message}\n`);
@@ -51,6 +63,7 @@ async function serve(argv: string[]): Promise<void> {
       });
       return;
     }
+    limitHeapGrowth(options['heap-growth']);
     gateway = createGateway({ options, bootstrap });
   } catch (e) {
     if (e instanceof BootstrapError || e instanceof PipelineError) fail(e.message);

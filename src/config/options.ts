@@ -22,6 +22,12 @@ export const OPTION_TABLE = [
   { flag: 'semantic-threshold', env: 'GATEWAY_SEMANTIC_THRESHOLD', help: 'cosine similarity a semantic cache hit needs', def: '0.95' },
   { flag: 'workers', env: 'GATEWAY_WORKERS', help: 'processes to run on this machine (node:cluster)', def: '1' },
   { flag: 'log-level', env: 'LOG_LEVEL', help: 'fatal, error, warn, info, debug, trace or silent', def: 'info' },
+  {
+    flag: 'heap-growth',
+    env: 'GATEWAY_HEAP_GROWTH',
+    help: '% the V8 heap may grow over its live size between full GCs (0: V8 decides, up to 300%)',
+    def: '50',
+  },
 ] as const;
 
 const ms = z.coerce.number().int().positive();
@@ -74,6 +80,7 @@ export const OptionsSchema = z.object({
   'semantic-threshold': z.coerce.number().gt(0).max(1),
   workers: z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1).max(64)),
   'log-level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  'heap-growth': z.string().regex(/^\d+$/, 'must be a whole percentage').transform(Number).pipe(z.number().int().min(0).max(1000)),
 });
 export type ServerOptions = z.output<typeof OptionsSchema>;
 

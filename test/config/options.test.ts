@@ -26,7 +26,15 @@ describe('readOptions', () => {
       'stream-idle-timeout': 300_000,
       'upstream-timeout': 600_000,
       'log-level': 'info',
+      'heap-growth': 50,
     });
+  });
+
+  it('takes a whole heap growth percentage, 0 meaning V8 decides', () => {
+    expect(readOptions({ 'heap-growth': '0' }, {})['heap-growth']).toBe(0);
+    expect(readOptions({}, { GATEWAY_HEAP_GROWTH: '100' })['heap-growth']).toBe(100);
+    expect(optionsError({ 'heap-growth': '1.5' })).toContain('--heap-growth (GATEWAY_HEAP_GROWTH): must be a whole percentage');
+    expect(optionsError({ 'heap-growth': '5000' })).toContain('--heap-growth (GATEWAY_HEAP_GROWTH)');
   });
 
   it('takes the environment over the defaults and the CLI over the environment', () => {
