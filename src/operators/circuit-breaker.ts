@@ -1,4 +1,4 @@
-import { defer, from, mergeMap, tap, throwError, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
+import { defer, from, mergeMap, Observable, throwError, type MonoTypeOperatorFunction } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { AdmitResult, BreakerPolicy, BreakerStore, CircuitStatus, Transition } from '../state/breaker-store.js';
 
@@ -49,21 +49,26 @@ export function circuitBreaker<T>(o: CircuitBreakerOptions): MonoTypeOperatorFun
       const t = failed ? o.store.onFailure(o.id, o.now(), o.policy) : o.store.onSuccess(o.id);
       if (t) o.onState?.(t.to, t);
     };
-    return source.pipe(
-      tap({
-        next: () => {
+    // One Observable (not tap): this runs on every request through a breaker.
+    return new Observable<T>((subscriber) => {
+      const sub = source.subscribe({
+        next: (v) => {
           if (!settled) settle(false);
+          subscriber.next(v);
         },
         error: (e: unknown) => {
           if (!settled) settle(countsAsFailure(e, o.failureStatusCodes));
+          subscriber.error(e);
         },
         complete: () => {
           if (!settled) settle(false);
+          subscriber.complete();
         },
-        finalize: () => {
-          if (!settled && probe) o.store.releaseProbe(o.id);
-        },
-      }),
-    );
+      });
+      return () => {
+        sub.unsubscribe();
+        if (!settled && probe) o.store.releaseProbe(o.id);
+      };
+    });
   }
 }

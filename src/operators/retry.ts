@@ -1,4 +1,4 @@
-import { defer, retry, tap, throwError, timer, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs';
+import { Observable, retry, throwError, timer, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import { retryAfterMs } from './retry-after.js';
 
@@ -45,24 +45,32 @@ export function retryWithBackoff<T>(o: RetryOptions): MonoTypeOperatorFunction<T
   }
   const codes = new Set(o.onStatusCodes && o.onStatusCodes.length > 0 ? o.onStatusCodes : DEFAULT_RETRY_CODES);
   if (o.attempts === 0) return (source) => source;
+  // One Observable around rxjs' retry (not defer + tap): values reach the subscriber synchronously
+  // through retry, so `emitted` is set before any later error is seen by `delay`.
   return (source) =>
-    defer(() => {
+    new Observable<T>((subscriber) => {
       let emitted = false;
-      return source.pipe(
-        tap(() => {
-          emitted = true;
-        }),
-        retry({
-          count: o.attempts,
-          delay: (err: unknown, retryNumber: number) => {
-            const retryable = !emitted && err instanceof GatewayError && RETRYABLE.has(err.code) && codes.has(err.status);
-            if (!retryable) return throwError(() => err);
-            const wait = retryDelayMs(err, retryNumber, o);
-            if (wait > o.budgetLeftMs()) return throwError(() => err);
-            o.onRetry?.(retryNumber, wait, err);
-            return o.scheduler ? timer(wait, o.scheduler) : timer(wait);
+      return source
+        .pipe(
+          retry({
+            count: o.attempts,
+            delay: (err: unknown, retryNumber: number) => {
+              const retryable = !emitted && err instanceof GatewayError && RETRYABLE.has(err.code) && codes.has(err.status);
+              if (!retryable) return throwError(() => err);
+              const wait = retryDelayMs(err, retryNumber, o);
+              if (wait > o.budgetLeftMs()) return throwError(() => err);
+              o.onRetry?.(retryNumber, wait, err);
+              return o.scheduler ? timer(wait, o.scheduler) : timer(wait);
+            },
+          }),
+        )
+        .subscribe({
+          next: (v) => {
+            emitted = true;
+            subscriber.next(v);
           },
-        }),
-      );
+          error: (e: unknown) => subscriber.error(e),
+          complete: () => subscriber.complete(),
+        });
     });
 }
