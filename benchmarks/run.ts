@@ -264,7 +264,7 @@ const throughput: Scenario = {
       const rssWarm = readRssMb(ctx.gateway.pid);
       const reps: ThroughputRep[] = [];
       for (let rep = 1; rep <= ctx.cfg.reps; rep++) {
-        for (const t of [gw, px, direct]) reps.push(await throughputRep(ctx, t, rep, t === px ? proxy : ctx.gateway));
+        for (const t of rotated([gw, px, direct], rep)) reps.push(await throughputRep(ctx, t, rep, t === px ? proxy : ctx.gateway));
       }
       const of = (name: string): ThroughputRep[] => reps.filter((r) => r.target === name);
       const gRps = median(of('gateway').map((r) => r.result.rps));
@@ -404,6 +404,15 @@ async function fixedRateRun(ctx: BenchContext, t: HttpTarget, durationS: number,
   return { result, gatewayCpuUsPerReq: (cpu.gw! / result.requests) * 1e6 };
 }
 
+/**
+ * The contenders of one rep, starting at a different one each rep (rep 1: as given), so none always
+ * runs first after a warm-up or right after a heavier contender: such a position effect was larger
+ * than some of the differences these scenarios measure.
+ */
+function rotated<T>(xs: readonly T[], rep: number): T[] {
+  return xs.map((_, i) => xs[(i + rep - 1) % xs.length]!);
+}
+
 function latencyOf(r: WrkResult | ThroughputResult): { p50: number; p99: number; p999: number } {
   return r.tool === 'wrk' ? { p50: r.latencyMs.p50, p99: r.latencyMs.p99, p999: r.latencyMs.p999 } : { p50: r.latencyMs.p50, p99: r.latencyMs.p99, p999: NaN };
 }
@@ -435,7 +444,7 @@ const fixedRate: Scenario = {
       for (const t of targets) await fixedRateRun(ctx, t, FR.warmupS, procOf(t));
       const reps: FixedRateRep[] = [];
       for (let rep = 1; rep <= ctx.cfg.reps; rep++) {
-        for (const t of targets) {
+        for (const t of rotated(targets, rep)) {
           const { result, gatewayCpuUsPerReq } = await fixedRateRun(ctx, t, FR.durationS, procOf(t));
           if (result.tool === 'wrk') ctx.commands[`fixed-rate ${t.name}`] = result.command;
           const l = latencyOf(result);
@@ -689,10 +698,10 @@ const routingOverhead: Scenario = {
     for (const t of targets) await runAutocannon(t, { connections: ctx.cfg.throughput.connections, durationS: R.warmupS });
 
     const tp: ThroughputRep[] = [];
-    for (let rep = 1; rep <= reps; rep++) for (const t of targets) tp.push(await throughputRep(ctx, t, rep, ctx.gateway, R.throughputS));
+    for (let rep = 1; rep <= reps; rep++) for (const t of rotated(targets, rep)) tp.push(await throughputRep(ctx, t, rep, ctx.gateway, R.throughputS));
     const fr: FixedRateRep[] = [];
     for (let rep = 1; rep <= reps; rep++) {
-      for (const t of [...targets, direct]) {
+      for (const t of rotated([...targets, direct], rep)) {
         const { result, gatewayCpuUsPerReq } = await fixedRateRun(ctx, t, R.fixedRateS, ctx.gateway);
         if (result.tool === 'wrk' && rep === 1) ctx.commands[`routing-overhead fixed-rate ${t.name}`] = result.command;
         const l = latencyOf(result);
