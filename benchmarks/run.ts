@@ -6,7 +6,8 @@
  *
  * Layout (see shared BENCHMARKING.md): the gateway is pinned to core 0; the fake upstream, this
  * orchestrator (autocannon, undici) and wrk are pinned to core 1. Every measurement interleaves the
- * gateway and the direct baseline (A B A B ...) over BENCH_REPS repetitions and reports medians.
+ * gateway and the direct baseline over BENCH_REPS repetitions and reports medians; in the throughput,
+ * fixed-rate and routing-overhead scenarios each rep starts at the next contender (A B C, B C A, ...).
  *
  * Scenarios are entries of SCENARIOS below: each gets a BenchContext (processes, targets, config)
  * and returns table rows, target checks and raw data. Ids: throughput, fixed-rate, streams, log-warn,
