@@ -1,5 +1,8 @@
 import fs from 'node:fs';
 
+/** For short synchronous sleeps at exit (Atomics.wait on a buffer nobody notifies). */
+const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
+
 export interface LogWriterOptions {
   /** A batch is written once this many characters are waiting (default 8 KiB). */
   batchChars?: number;
@@ -53,7 +56,9 @@ export class LogWriter {
 
   write(line: string): boolean {
     if (this.waiting + line.length > this.maxChars) {
-      this.dropped++;
+      if (this.dropped++ === 0) {
+        process.stderr.write(`sluice: the request log cannot keep up with its output; dropping lines (more than ${this.maxChars} characters waiting)\n`);
+      }
       return false;
     }
     this.parts.push(line);
@@ -75,20 +80,29 @@ export class LogWriter {
     if (!this.inFlight) this.settle();
   }
 
-  /** Write everything synchronously: the batch in flight (its unwritten part), then what waits. */
-  flushSync(): void {
+  /**
+   * Write everything synchronously: the batch in flight (its unwritten part), then what waits. A full
+   * non-blocking pipe (EAGAIN) is waited on in short sleeps for up to `exitWaitMs` without progress.
+   */
+  flushSync(exitWaitMs = 5000): void {
     clearInterval(this.timer);
     const pending = this.inFlight;
     this.inFlight = undefined;
     const rest = this.waiting > 0 ? this.take() : undefined;
     for (const buf of [pending, rest]) {
       let b = buf;
-      let tries = 0;
+      let stuckSince = 0;
       while (b && b.length > 0) {
         try {
           b = b.subarray(fs.writeSync(this.fd, b));
+          stuckSince = 0;
         } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || ++tries > 1000) return;
+          const now = Date.now();
+          if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || now - (stuckSince ||= now) > exitWaitMs) {
+            this.report(e as Error);
+            return;
+          }
+          Atomics.wait(SLEEPER, 0, 0, 5);
         }
       }
     }

@@ -99,4 +99,35 @@ describe('LogWriter', () => {
     expect(got.length).toBe(40000);
     got.forEach((l, i) => expect((JSON.parse(l) as { n: number }).n).toBe(i));
   });
+
+  it('flushSync at exit waits out a full non-blocking pipe and delivers every line', async () => {
+    const src = fileURLToPath(new URL('../src/log-writer.ts', import.meta.url));
+    // 2 MB waiting (no batch started), far more than a pipe holds; the parent reads only after the
+    // child has entered flushSync, so the child meets EAGAIN and must wait instead of dropping.
+    const script = `
+      import { LogWriter } from ${JSON.stringify(src)};
+      process.stdout;
+      const w = new LogWriter(1, { batchChars: 1 << 30 });
+      for (let i = 0; i < 20000; i++) w.write(JSON.stringify({ n: i, pad: 'q'.repeat(80) }) + '\\n');
+      process.stderr.write('flushing\\n');
+      w.flushSync();
+      process.exit(0);
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.pause();
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.on('data', (b: Buffer) => (b.toString().includes('flushing') ? resolve() : reject(new Error(b.toString()))));
+      child.on('exit', () => reject(new Error('the child exited before flushing')));
+    });
+    // Nothing signals "the child is now stuck on a full pipe", so the parent holds off reading for a
+    // while. Correct code passes however long this is; it only makes the slow reader certain.
+    await new Promise((r) => setTimeout(r, 300));
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => chunks.push(b));
+    child.stdout.resume();
+    expect(await new Promise<number | null>((r) => child.on('close', r))).toBe(0);
+    const got = Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean);
+    expect(got.length).toBe(20000);
+    got.forEach((l, i) => expect((JSON.parse(l) as { n: number }).n).toBe(i));
+  });
 });
