@@ -44,10 +44,23 @@ export function circuitBreaker<T>(o: CircuitBreakerOptions): MonoTypeOperatorFun
     if (admission.kind === 'open') return throwError(() => circuitOpenError(admission.retryAfterMs));
     const probe = admission.kind === 'probe';
     let settled = false;
+    // Recording an outcome never fails or hangs the request it belongs to: the observer below forwards
+    // every event whatever the store or the state callback does.
     const settle = (failed: boolean): void => {
       settled = true;
-      const t = failed ? o.store.onFailure(o.id, o.now(), o.policy) : o.store.onSuccess(o.id);
-      if (t) o.onState?.(t.to, t);
+      try {
+        const t = failed ? o.store.onFailure(o.id, o.now(), o.policy) : o.store.onSuccess(o.id);
+        if (t) o.onState?.(t.to, t);
+      } catch {
+        // the breaker counts what it could record
+      }
+    };
+    const release = (): void => {
+      try {
+        o.store.releaseProbe(o.id);
+      } catch {
+        // a failing store is not the request's failure
+      }
     };
     // One Observable (not tap): this runs on every request through a breaker.
     return new Observable<T>((subscriber) => {
@@ -67,7 +80,7 @@ export function circuitBreaker<T>(o: CircuitBreakerOptions): MonoTypeOperatorFun
       });
       return () => {
         sub.unsubscribe();
-        if (!settled && probe) o.store.releaseProbe(o.id);
+        if (!settled && probe) release();
       };
     });
   }

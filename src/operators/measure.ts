@@ -24,24 +24,36 @@ export function measure(labels: TargetLabels, telemetry: Telemetry, ctx: Request
       let first = true;
       let finished = false;
       let status = 200;
-      telemetry.targetStarted(labels);
+      try {
+        telemetry.targetStarted(labels);
+      } catch {
+        // a metrics failure never fails the request
+      }
       upstreamBegin(ctx, start);
       const finish = (outcome: Outcome, code: number): void => {
         if (finished) return;
         finished = true;
         const t = now();
         upstreamEnd(ctx, t);
-        telemetry.targetFinished(labels, outcome, code, (t - start) / 1000);
+        try {
+          telemetry.targetFinished(labels, outcome, code, (t - start) / 1000);
+        } catch {
+          // a metrics failure never fails or hangs the request
+        }
       };
       const sub = source.subscribe({
         next: (ev) => {
-          if (first) {
-            first = false;
-            if (ev.type === 'stream-start') telemetry.timeToFirstToken(labels, (now() - start) / 1000);
-          }
           if (ev.type === 'json') status = ev.status;
-          const usage = ev.type === 'stream-start' ? undefined : ev.usage;
-          if (usage) telemetry.tokens(labels, usage);
+          try {
+            if (first) {
+              first = false;
+              if (ev.type === 'stream-start') telemetry.timeToFirstToken(labels, (now() - start) / 1000);
+            }
+            const usage = ev.type === 'stream-start' ? undefined : ev.usage;
+            if (usage) telemetry.tokens(labels, usage);
+          } catch {
+            // a metrics failure never fails the request
+          }
           subscriber.next(ev);
         },
         error: (e: unknown) => {

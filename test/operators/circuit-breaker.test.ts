@@ -327,4 +327,19 @@ describe('circuitOpenError', () => {
     expect(e.status).toBe(503);
     expect(e.headers).toEqual({ 'retry-after': header });
   });
+
+  it('a store that throws while recording never fails or hangs the request: the outcome passes through', () => {
+    const s = newScheduler();
+    const { store, guard } = setup(s);
+    store.onFailure = () => {
+      throw new Error('store broken');
+    };
+    store.onSuccess = () => {
+      throw new Error('store broken');
+    };
+    s.run(({ cold, expectObservable }) => {
+      expectObservable(guard(cold('5ms a |'))).toBe('5ms a |');
+      expectObservable(guard(cold('5ms #', undefined, e503))).toBe('5ms #', undefined, e503);
+    });
+  });
 });

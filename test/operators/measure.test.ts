@@ -39,6 +39,7 @@ function recording(now: () => number): { telemetry: Telemetry; calls: Call[]; at
 const labels: TargetLabels = { target: 'config.targets[0]', provider: 'openai', endpoint: 'chat' };
 const meta: AnswerMeta = { provider: 'openai', target: 'config.targets[0]', retries: 0 };
 const usage = { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 };
+const e503 = new GatewayError('upstream_error', 'down', { status: 503 });
 
 const ctxOf = (): RequestContext =>
   newContext('trace-1', { endpoint: 'chat', body: { model: 'm' }, stream: false, headers: {} }, 0, '/v1/chat/completions');
@@ -200,5 +201,20 @@ describe('measure', () => {
       );
     });
     expect(ctx.upstreamMs).toBe(200);
+  });
+
+  it('a telemetry that throws never fails, hangs or crashes the request: events and errors pass through', () => {
+    const s = newScheduler();
+    const now = () => s.now();
+    const boom = (): void => {
+      throw new Error('metrics backend broken');
+    };
+    const telemetry = { ...recording(now).telemetry, targetStarted: boom, targetFinished: boom, timeToFirstToken: boom, tokens: boom };
+    const ctx = ctxOf();
+    const json: GatewayEvent = { type: 'json', status: 200, body: {}, meta, usage };
+    s.run(({ cold, expectObservable }) => {
+      expectObservable(cold<GatewayEvent>('10ms j |', { j: json }).pipe(measure(labels, telemetry, ctx, now))).toBe('10ms j |', { j: json });
+      expectObservable(cold<GatewayEvent>('10ms #', undefined, e503).pipe(measure(labels, telemetry, ctx, now))).toBe('10ms #', undefined, e503);
+    });
   });
 });
