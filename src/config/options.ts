@@ -25,7 +25,7 @@ export const OPTION_TABLE = [
   {
     flag: 'heap-growth',
     env: 'GATEWAY_HEAP_GROWTH',
-    help: '% the V8 heap may grow over its live size between full GCs (0: V8 decides, up to 300%)',
+    help: '% (0-1000) the V8 heap may grow over its live size between full GCs; 0: V8 decides (up to 300%)',
     def: '50',
   },
 ] as const;
