@@ -3,19 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BootstrapError, interpolateEnv, loadBootstrap, parseBootstrap } from '../../src/config/bootstrap.js';
+import { thrownBy } from '../helpers/throws.js';
 
 const KEY_A = 'sk-gw-fake-aaaaaaaaaaaaaaaa';
 const KEY_B = 'sk-gw-fake-bbbbbbbbbbbbbbbb';
 
-function bootstrapError(fn: () => unknown): BootstrapError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(BootstrapError);
-    return e as BootstrapError;
-  }
-  throw new Error('expected a BootstrapError');
-}
+const bootstrapError = (fn: () => unknown): BootstrapError => thrownBy(BootstrapError, fn);
 
 describe('parseBootstrap', () => {
   it('parses a valid file', () => {

@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { CONFIG_HEADERS, bearerToken, configFromHeaders, headerValue, requestSettings, type Headers } from '../../src/config/headers.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
+import { thrownBy } from '../helpers/throws.js';
 
-function headerError(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(GatewayError);
-    return e as GatewayError;
-  }
-  throw new Error('expected a GatewayError');
-}
+const headerError = (fn: () => unknown): GatewayError => thrownBy(GatewayError, fn);
 
 describe('CONFIG_HEADERS: each header sets its field', () => {
   const TEXT_ROWS: [header: string, field: string][] = [

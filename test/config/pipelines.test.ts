@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PipelineError, describeGatewayError, loadPipelines } from '../../src/config/pipelines.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
+import { thrownBy } from '../helpers/throws.js';
 
 let dir: string;
 beforeEach(() => {
@@ -14,15 +15,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 const write = (name: string, content: unknown) =>
   writeFileSync(join(dir, name), typeof content === 'string' ? content : JSON.stringify(content, null, 2));
 
-function pipelineError(fn: () => unknown): PipelineError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(PipelineError);
-    return e as PipelineError;
-  }
-  throw new Error('expected a PipelineError');
-}
+const pipelineError = (fn: () => unknown): PipelineError => thrownBy(PipelineError, fn);
 
 const fallback = {
   strategy: { mode: 'fallback' },

@@ -13,6 +13,7 @@ import { openAICompatible } from '../../src/providers/openai-compatible/index.js
 import { splitBaseUrl, toOpenAICompatible } from '../../src/providers/openai-compatible/to-provider.js';
 import { ProviderRegistry, defaultProviders } from '../../src/providers/registry.js';
 import type { ProviderDescriptor, ProviderRequest, SseEvent, StreamChunk, Target } from '../../src/providers/types.js';
+import { thrownBy } from '../helpers/throws.js';
 
 const descriptor = (id: string): ProviderDescriptor => {
   const d = OPENAI_COMPATIBLE.find((x) => x.id === id);
@@ -30,15 +31,7 @@ function request(over: Partial<ProviderRequest> = {}): ProviderRequest {
 
 const target = (over: Partial<Target> = {}): Target => ({ provider: 'openai', api_key: 'sk-test-fake', ...over });
 
-function thrown(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(GatewayError);
-    return e as GatewayError;
-  }
-  throw new Error('expected a GatewayError');
-}
+const thrown = (fn: () => unknown): GatewayError => thrownBy(GatewayError, fn);
 
 // ---------------------------------------------------------------------------------------------
 // toProvider
