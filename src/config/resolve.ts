@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { buildPlan, type PlanDeps } from '../plan/build-plan.js';
 import type { PlanNode } from '../plan/types.js';
-import { bearerToken, configFromHeaders, headerValue, REQUEST_HEADERS, type Headers } from './headers.js';
+import { bearerToken, CONFIG_HEADERS, configFromHeaders, headerValue, REQUEST_HEADERS, type Headers } from './headers.js';
 import { parseConfig, type Config } from './schema.js';
 
 /**
@@ -29,6 +29,20 @@ class Lru<V> {
 }
 
 /**
+ * The plan cache's key: the raw value of every header that shapes the plan, absent ones marked
+ * (\u0001; header values cannot hold control characters). Raw, so a hit validates nothing: the loose
+ * headers are parsed only when a plan is compiled, and a failure is never cached.
+ */
+function planKey(headers: Headers): string {
+  let key = `${headerValue(headers, REQUEST_HEADERS.config) ?? '\u0001'}\u0000${headerValue(headers, 'authorization') ?? '\u0001'}`;
+  for (let i = 0; i < CONFIG_HEADERS.length; i++) {
+    const v = headerValue(headers, CONFIG_HEADERS[i]![0]);
+    if (v !== undefined) key += `\u0000${i}=${v}`;
+  }
+  return key;
+}
+
+/**
  * Request headers → the plan to run. Sources, in order: `x-gateway-config` (inline JSON or a saved
  * config id), then loose headers (provider, virtual key, custom host...), which fill the config's root
  * where it does not set a field. Compiled plans are cached by their inputs, so the hot path neither
@@ -50,18 +64,18 @@ export class ConfigResolver {
   }
 
   resolve(headers: Headers): PlanNode {
-    const raw = headerValue(headers, REQUEST_HEADERS.config);
-    const loose = configFromHeaders(headers);
-    const bearer = bearerToken(headers);
-    const key = `${raw ?? ''}\u0000${loose ? JSON.stringify(loose) : ''}\u0000${bearer ?? ''}`;
+    const key = planKey(headers);
     const hit = this.cache.get(key);
     if (hit) return hit;
-    const plan = this.compile(raw, loose, bearer);
+    const plan = this.compile(headers);
     this.cache.set(key, plan);
     return plan;
   }
 
-  private compile(raw: string | undefined, loose: Record<string, unknown> | undefined, bearer: string | undefined): PlanNode {
+  private compile(headers: Headers): PlanNode {
+    const raw = headerValue(headers, REQUEST_HEADERS.config);
+    const loose = configFromHeaders(headers);
+    const bearer = bearerToken(headers);
     let base: Record<string, unknown> | undefined;
     if (raw !== undefined) {
       const trimmed = raw.trim();

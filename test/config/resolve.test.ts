@@ -202,6 +202,12 @@ describe('ConfigResolver', () => {
       expect(r.cachedPlans).toBe(2);
     });
 
+    it('tells an empty x-gateway-config from none (the empty one is still refused)', () => {
+      const r = resolver();
+      r.resolve(h3);
+      expect(resolveError({ ...h3, 'x-gateway-config': '' }, r).code).toBe('config_not_found');
+    });
+
     it('does not cache failures', () => {
       const r = resolver();
       resolveError({ 'x-gateway-config': 'nope' }, r);
