@@ -234,10 +234,7 @@ export class RedisBreakerStore implements BreakerStore {
   private readonly cmd: BreakerCommands;
   /** The highest change number seen: a snapshot below it means Redis lost its data. */
   private maxSeq = 0;
-  private syncing: Promise<void> | undefined;
-  private syncAgain = false;
-  private readonly sync = new SyncTracker('RedisBreakerStore');
-  private closed = false;
+  private readonly sync: SyncTracker;
   private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(
@@ -258,10 +255,17 @@ export class RedisBreakerStore implements BreakerStore {
     client.defineCommand('sluiceCbRelease', { numberOfKeys: 4, lua: RELEASE_LUA });
     client.defineCommand('sluiceCbSnapshot', { numberOfKeys: 2, lua: SNAPSHOT_LUA });
     this.cmd = client as unknown as BreakerCommands;
+    this.sync = new SyncTracker('RedisBreakerStore', conn, async () =>
+      this.applySnapshot(
+        await observed(conn, REDIS_BREAKER_STORE, 'snapshot', () =>
+          this.cmd.sluiceCbSnapshot(this.keys.seq, this.keys.ids, this.keys.state(''), this.keys.probe('')),
+        ),
+      ),
+    );
     this.stopListening = conn.listen(
       this.keys.channel,
       (msg) => this.onMessage(msg),
-      () => void this.resync(),
+      () => void this.sync.run(),
     );
   }
 
@@ -331,16 +335,6 @@ export class RedisBreakerStore implements BreakerStore {
 
   // ---- sync -------------------------------------------------------------------------------------
 
-  /** Completed loads from Redis so far (one per (re)connect). */
-  get syncCount(): number {
-    return this.sync.count;
-  }
-
-  /** Called after every completed load from Redis. Returns an unsubscribe. */
-  onSynced(cb: () => void): () => void {
-    return this.sync.onSynced(cb);
-  }
-
   /** Resolves once a first load from Redis has completed, or rejects after `timeoutMs`. */
   ready(timeoutMs = 5000): Promise<void> {
     return this.sync.ready(timeoutMs);
@@ -351,33 +345,6 @@ export class RedisBreakerStore implements BreakerStore {
     return this.sync.next(timeoutMs);
   }
 
-
-
-  /** Load the shared state of every circuit; the shared state wins over the mirror. Coalesced. */
-  resync(): Promise<void> {
-    if (this.syncing) {
-      this.syncAgain = true;
-      return this.syncing;
-    }
-    this.syncing = (async () => {
-      do {
-        this.syncAgain = false;
-        try {
-          const raw = await observed(this.conn, REDIS_BREAKER_STORE, 'snapshot', () =>
-            this.cmd.sluiceCbSnapshot(this.keys.seq, this.keys.ids, this.keys.state(''), this.keys.probe('')),
-          );
-          this.applySnapshot(raw);
-          this.sync.synced();
-        } catch {
-          // reported by observed(); try again soon if Redis is still there (else the reconnect will)
-          if (!this.closed && this.conn.available()) setTimeout(() => this.closed || void this.resync(), 1000).unref();
-        }
-      } while (this.syncAgain && this.conn.available());
-      this.syncing = undefined;
-    })();
-    return this.syncing;
-  }
-
   /** Resolves when every script sent so far has been answered (or failed). */
   async flush(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
@@ -385,9 +352,8 @@ export class RedisBreakerStore implements BreakerStore {
 
   /** Stop listening (the connection is the caller's to close). */
   close(): void {
-    this.closed = true;
     this.stopListening();
-    this.sync.clear();
+    this.sync.close();
   }
 
   // ---- internals --------------------------------------------------------------------------------

@@ -1,26 +1,52 @@
+import type { RedisConnection } from './connection.js';
+
 /**
- * Counts a local mirror's completed loads from Redis (one per (re)connect) and lets callers wait for
- * one. Shared by the stores that keep a mirror (vector index, breakers).
+ * Keeps a local mirror loaded from Redis: runs the store's load on every (re)connect, one at a time
+ * (a request that arrives during a load runs it once more after), retries a failed load while Redis
+ * is still there, counts completed loads and lets callers wait for one. Shared by the stores that
+ * keep a mirror (vector index, breakers).
  */
 export class SyncTracker {
   private readonly listeners = new Set<() => void>();
   private syncs = 0;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private closed = false;
 
-  constructor(private readonly owner: string) {}
+  /**
+   * `load` reports its own failures (through `observed()`); here they only cause a retry. The owner
+   * hands `run` to `RedisConnection.listen` as its onSync callback.
+   */
+  constructor(
+    private readonly owner: string,
+    private readonly conn: RedisConnection,
+    private readonly load: () => Promise<void>,
+  ) {}
 
-  /** Completed loads so far. */
-  get count(): number {
-    return this.syncs;
-  }
-
-  /** A load completed: count it and tell the listeners. */
-  synced(): void {
-    this.syncs++;
-    for (const cb of [...this.listeners]) cb();
+  /** Load the mirror now. Coalesced: one load at a time. */
+  run(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.load();
+          this.synced();
+        } catch {
+          // try again soon if Redis is still there (else the reconnect will)
+          if (!this.closed && this.conn.available()) setTimeout(() => this.closed || void this.run(), 1000).unref();
+        }
+      } while (this.again && this.conn.available());
+      this.running = undefined;
+    })();
+    return this.running;
   }
 
   /** Called after every completed load. Returns an unsubscribe. */
-  onSynced(cb: () => void): () => void {
+  private onSynced(cb: () => void): () => void {
     this.listeners.add(cb);
     return () => this.listeners.delete(cb);
   }
@@ -45,7 +71,14 @@ export class SyncTracker {
     });
   }
 
-  clear(): void {
+  /** Stop: no more retries, listeners dropped. */
+  close(): void {
+    this.closed = true;
     this.listeners.clear();
+  }
+
+  private synced(): void {
+    this.syncs++;
+    for (const cb of [...this.listeners]) cb();
   }
 }

@@ -84,10 +84,7 @@ export class RedisVectorIndex implements VectorIndex {
   private readonly now: () => number;
   private readonly origin = randomUUID();
   private readonly stopListening: () => void;
-  private syncing: Promise<void> | undefined;
-  private syncAgain = false;
-  private readonly sync = new SyncTracker('RedisVectorIndex');
-  private closed = false;
+  private readonly sync: SyncTracker;
   private readonly remoteAddListeners = new Set<(partition: string, id: string) => void>();
 
   constructor(
@@ -99,10 +96,11 @@ export class RedisVectorIndex implements VectorIndex {
     this.now = opts.now ?? Date.now;
     this.mirror = new LshIndex({ ...opts, now: this.now });
     conn.client.defineCommand('sluiceVecAdd', { numberOfKeys: 3, lua: ADD_LUA });
+    this.sync = new SyncTracker('RedisVectorIndex', conn, () => observed(conn, REDIS_VECTOR_STORE, 'load', () => this.load()));
     this.stopListening = conn.listen(
       this.keys.channel,
       (msg) => this.onAdded(msg),
-      () => void this.resync(),
+      () => void this.sync.run(),
     );
   }
 
@@ -110,16 +108,6 @@ export class RedisVectorIndex implements VectorIndex {
   onRemoteAdd(cb: (partition: string, id: string) => void): () => void {
     this.remoteAddListeners.add(cb);
     return () => this.remoteAddListeners.delete(cb);
-  }
-
-  /** Completed loads from Redis so far (one per (re)connect). */
-  get syncCount(): number {
-    return this.sync.count;
-  }
-
-  /** Called after every completed load from Redis. Returns an unsubscribe. */
-  onSynced(cb: () => void): () => void {
-    return this.sync.onSynced(cb);
   }
 
   /** Resolves once a first load from Redis has completed, or rejects after `timeoutMs`. */
@@ -131,7 +119,6 @@ export class RedisVectorIndex implements VectorIndex {
   nextSync(timeoutMs = 5000): Promise<void> {
     return this.sync.next(timeoutMs);
   }
-
 
   async add(partition: string, id: string, vector: Float32Array, ttlSeconds: number): Promise<void> {
     if (!(ttlSeconds > 0)) return;
@@ -168,32 +155,9 @@ export class RedisVectorIndex implements VectorIndex {
 
   /** Stop listening (the connection is the caller's to close). */
   close(): void {
-    this.closed = true;
     this.stopListening();
-    this.sync.clear();
+    this.sync.close();
     this.remoteAddListeners.clear();
-  }
-
-  /** Load every live vector of every partition into the mirror. Coalesced: one load at a time. */
-  resync(): Promise<void> {
-    if (this.syncing) {
-      this.syncAgain = true;
-      return this.syncing;
-    }
-    this.syncing = (async () => {
-      do {
-        this.syncAgain = false;
-        try {
-          await observed(this.conn, REDIS_VECTOR_STORE, 'load', () => this.load());
-          this.sync.synced();
-        } catch {
-          // reported by observed(); try again soon if Redis is still there (else the reconnect will)
-          if (!this.closed && this.conn.available()) setTimeout(() => this.closed || void this.resync(), 1000).unref();
-        }
-      } while (this.syncAgain && this.conn.available());
-      this.syncing = undefined;
-    })();
-    return this.syncing;
   }
 
   private async load(): Promise<void> {
