@@ -6,6 +6,7 @@ import { callUpstream, type ErrorMapper } from '../upstream/call.js';
 import { decodeUpstream } from '../operators/decode-upstream.js';
 import { measure } from '../operators/measure.js';
 import { attemptTimeout } from '../operators/timeout.js';
+import { memoByObject } from '../util/memo.js';
 import type { PipelineDeps, RequestContext } from './context.js';
 import type { GatewayEvent } from './events.js';
 
@@ -21,16 +22,14 @@ export function requestFor(node: TargetNode, ctx: RequestContext): ProviderReque
   return req;
 }
 
-const labelsByNode = new WeakMap<TargetNode, Partial<Record<Endpoint, TargetLabels>>>();
+const labelsByNode = memoByObject((_node: TargetNode): Partial<Record<Endpoint, TargetLabels>> => ({}));
 
 /**
  * The metric labels of a target for one endpoint: one object per plan node and endpoint (plans are
  * cached), so telemetry can bind its series to it once.
  */
 export function targetLabels(node: TargetNode, endpoint: Endpoint): TargetLabels {
-  let byEndpoint = labelsByNode.get(node);
-  if (!byEndpoint) labelsByNode.set(node, (byEndpoint = {}));
-  return (byEndpoint[endpoint] ??= { target: node.id, provider: node.target.provider, endpoint });
+  return (labelsByNode(node)[endpoint] ??= { target: node.id, provider: node.target.provider, endpoint });
 }
 
 /**

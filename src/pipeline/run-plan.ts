@@ -15,6 +15,7 @@ import { promptText } from '../cache/local-embedder.js';
 import type { NodeSettings } from '../plan/types.js';
 import type { BreakerPolicy } from '../state/breaker-store.js';
 import { callTarget, targetLabels } from './call-target.js';
+import { memoByObject } from '../util/memo.js';
 import type { PipelineDeps, RequestContext } from './context.js';
 import type { GatewayEvent } from './events.js';
 
@@ -89,21 +90,15 @@ interface CompiledConditions {
   targets: number[];
   defaultIndex: number;
 }
-const compiledConditions = new WeakMap<StrategyNode, CompiledConditions>();
-function conditionsOf(node: StrategyNode): CompiledConditions {
-  let c = compiledConditions.get(node);
-  if (!c) {
-    const indexOf = (name: string): number => node.children.findIndex((ch) => ch.name === name);
-    const conds = node.conditions ?? [];
-    c = {
-      preds: conds.map((q, i) => compileQuery(q.query, `${node.path}.strategy.conditions[${i}].query`)),
-      targets: conds.map((q) => indexOf(q.then)),
-      defaultIndex: indexOf(node.default!),
-    };
-    compiledConditions.set(node, c);
-  }
-  return c;
-}
+const conditionsOf = memoByObject((node: StrategyNode): CompiledConditions => {
+  const indexOf = (name: string): number => node.children.findIndex((ch) => ch.name === name);
+  const conds = node.conditions ?? [];
+  return {
+    preds: conds.map((q, i) => compileQuery(q.query, `${node.path}.strategy.conditions[${i}].query`)),
+    targets: conds.map((q) => indexOf(q.then)),
+    defaultIndex: indexOf(node.default!),
+  };
+});
 
 function pickCondition(node: StrategyNode, ctx: RequestContext): number {
   const c = conditionsOf(node);
@@ -121,8 +116,8 @@ function cached(node: PlanNode, cache: CacheSettings, ctx: RequestContext, deps:
   // The namespace header replaces metadata in the key, unless a conditional below routes on metadata.
   const metadata = canonicalJson(ctx.metadata ?? {});
   const ns = ctx.cacheNamespace === undefined ? metadata : routesOnMetadata(node) ? `${ctx.cacheNamespace}\n${metadata}` : ctx.cacheNamespace;
-  const scope = [nodeIdentity(node), ctx.workspace, ns, req.endpoint];
-  const key = `c:${sha256(`${scope.join('\n')}\n${canonicalBody(req.body)}`)}`;
+  const scope = `${nodeIdentity(node)}\n${ctx.workspace}\n${ns}\n${req.endpoint}`;
+  const key = `c:${sha256(`${scope}\n${canonicalBody(req.body)}`)}`;
   const semantic = cache.mode === 'semantic' && req.endpoint !== 'embeddings' && req.endpoint !== 'models';
   const text = semantic ? promptText(req.body) : undefined;
   return withCache(run, {
@@ -130,7 +125,7 @@ function cached(node: PlanNode, cache: CacheSettings, ctx: RequestContext, deps:
     ttlSeconds: cache.max_age ?? c.defaultTtlSeconds,
     threshold: cache.similarity_threshold ?? c.defaultThreshold,
     key,
-    ...(text !== undefined ? { text, partition: `p:${sha256(`${scope.join('\n')}\n${String(req.body?.model ?? '')}`)}` } : {}),
+    ...(text !== undefined ? { text, partition: `p:${sha256(`${scope}\n${String(req.body?.model ?? '')}`)}` } : {}),
     endpoint: req.endpoint,
     stream: req.stream,
     includeUsage: (req.body?.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true,
