@@ -16,6 +16,7 @@
  */
 import http from 'node:http';
 import { Pool } from 'undici';
+import { serveUntilSignalled } from './serve.js';
 
 const UPSTREAM = process.env.PROXY_UPSTREAM;
 if (!UPSTREAM) {
@@ -69,16 +70,4 @@ const server = http.createServer((req, res) => {
 server.keepAliveTimeout = 65_000;
 server.requestTimeout = 0;
 
-server.listen(PORT, HOST, () => {
-  const addr = server.address();
-  process.stdout.write(`listening ${typeof addr === 'object' && addr ? addr.port : PORT}\n`);
-});
-
-const stop = (): void => {
-  server.close();
-  server.closeAllConnections();
-  void pool.close().finally(() => process.exit(0));
-  setTimeout(() => process.exit(0), 1000).unref();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+serveUntilSignalled(server, PORT, HOST, () => pool.close());

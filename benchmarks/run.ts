@@ -1188,29 +1188,27 @@ async function main(): Promise<void> {
   if (cpuProfDir) log(`! BENCH_CPU_PROF: gateway runs under --cpu-prof (profiles in ${cpuProfDir}); figures are not representative`);
 
   const upstreamBase = (prefix = ''): string => `http://127.0.0.1:${upPort}${prefix}/v1`;
+  /** A chat request as a client of the gateway sends it (provider + custom_host headers) to `proc`. */
+  const gatewayShaped = (name: string, proc: ManagedProcess, customHost: string, body?: string): HttpTarget => ({
+    name,
+    url: `http://127.0.0.1:${proc.port}/v1/chat/completions`,
+    method: 'POST',
+    headers: {
+      'x-gateway-api-key': CFG.apiKey,
+      'x-gateway-provider': 'openai',
+      'x-gateway-custom-host': customHost,
+      authorization: 'Bearer sk-bench',
+      'content-type': 'application/json',
+    },
+    body: body ?? CHAT_BODY,
+    proc,
+    wrkArgs: ['gateway', customHost, CFG.apiKey],
+  });
   const ctx: BenchContext = {
     cfg: CFG,
     upstream,
     gateway,
-    gatewayTarget: (o = {}) => {
-      const proc = o.gateway ?? gateway;
-      const customHost = upstreamBase(o.upstreamPrefix);
-      return {
-        name: o.name ?? 'gateway',
-        url: `http://127.0.0.1:${proc.port}/v1/chat/completions`,
-        method: 'POST',
-        headers: {
-          'x-gateway-api-key': CFG.apiKey,
-          'x-gateway-provider': 'openai',
-          'x-gateway-custom-host': customHost,
-          authorization: 'Bearer sk-bench',
-          'content-type': 'application/json',
-        },
-        body: o.body ?? CHAT_BODY,
-        proc,
-        wrkArgs: ['gateway', customHost, CFG.apiKey],
-      };
-    },
+    gatewayTarget: (o = {}) => gatewayShaped(o.name ?? 'gateway', o.gateway ?? gateway, upstreamBase(o.upstreamPrefix), o.body),
     directTarget: (o = {}) => ({
       name: o.name ?? 'direct',
       url: `${upstreamBase(o.upstreamPrefix)}/chat/completions`,
@@ -1242,26 +1240,9 @@ async function main(): Promise<void> {
     },
     startGateway,
     startMinimalProxy,
-    proxyTarget: (proxy, o = {}) => {
-      const customHost = upstreamBase();
-      return {
-        name: o.name ?? 'proxy',
-        url: `http://127.0.0.1:${proxy.port}/v1/chat/completions`,
-        method: 'POST',
-        // The gateway's request headers, so both contenders parse the same request; the proxy forwards
-        // only content-type and authorization.
-        headers: {
-          'x-gateway-api-key': CFG.apiKey,
-          'x-gateway-provider': 'openai',
-          'x-gateway-custom-host': customHost,
-          authorization: 'Bearer sk-bench',
-          'content-type': 'application/json',
-        },
-        body: o.body ?? CHAT_BODY,
-        proc: proxy,
-        wrkArgs: ['gateway', customHost, CFG.apiKey],
-      };
-    },
+    // The gateway's request headers, so both contenders parse the same request; the proxy forwards
+    // only content-type and authorization.
+    proxyTarget: (proxy, o = {}) => gatewayShaped(o.name ?? 'proxy', proxy, upstreamBase(), o.body),
     otherPids,
     results: {},
     commands,

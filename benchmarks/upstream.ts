@@ -27,6 +27,7 @@
  * Run it pinned: taskset -c 1 node --import tsx benchmarks/upstream.ts
  */
 import http from 'node:http';
+import { serveUntilSignalled } from './serve.js';
 
 const PORT = Number(process.env.UPSTREAM_PORT ?? 0);
 const HOST = process.env.UPSTREAM_HOST ?? '127.0.0.1';
@@ -253,15 +254,4 @@ server.headersTimeout = 125_000;
 server.requestTimeout = 0;
 server.maxRequestsPerSocket = 0;
 
-server.listen(PORT, HOST, () => {
-  const addr = server.address();
-  process.stdout.write(`listening ${typeof addr === 'object' && addr ? addr.port : PORT}\n`);
-});
-
-const stop = (): void => {
-  server.close();
-  server.closeAllConnections();
-  process.exit(0);
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+serveUntilSignalled(server, PORT, HOST);
