@@ -78,11 +78,6 @@ export class RateLimitedErrorLog {
     return this.total;
   }
 
-  /** Errors seen but not logged since the last logged line. */
-  get pending(): number {
-    return this.suppressed;
-  }
-
   report(source: string, err: unknown, extra: Record<string, unknown> = {}): void {
     this.total++;
     const now = this.now();
@@ -283,6 +278,17 @@ export class RedisConnection {
     await Promise.all([quit(this.client), this.sub ? quit(this.sub) : undefined]);
   }
 
+  /** Call every listener (a copy: one may unsubscribe); one that throws is reported, not fatal. */
+  private notify(listeners: Set<() => void>, source: string): void {
+    for (const cb of [...listeners]) {
+      try {
+        cb();
+      } catch (e) {
+        this.errors.report(source, e);
+      }
+    }
+  }
+
   private subscribeAll(): void {
     for (const [name, ch] of this.channels) this.subscribeOne(name, ch);
   }
@@ -311,13 +317,7 @@ export class RedisConnection {
     this.everReady = true;
     this.wasReady = true;
     this.observer.availability?.('redis', true);
-    for (const cb of [...this.readyListeners]) {
-      try {
-        cb();
-      } catch (e) {
-        this.errors.report('redis ready listener', e);
-      }
-    }
+    this.notify(this.readyListeners, 'redis ready listener');
   }
 
   private onClientClose(): void {
@@ -329,13 +329,7 @@ export class RedisConnection {
       url: this.url,
     });
     this.observer.availability?.('redis', false);
-    for (const cb of [...this.downListeners]) {
-      try {
-        cb();
-      } catch (e) {
-        this.errors.report('redis down listener', e);
-      }
-    }
+    this.notify(this.downListeners, 'redis down listener');
   }
 }
 
