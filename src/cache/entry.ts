@@ -76,9 +76,25 @@ const isUsageOnly = (data: string): boolean => {
   return Array.isArray(c.choices) && c.choices.length === 0 && c.usage != null;
 };
 
+/**
+ * A stored stream's chunks without its usage-only chunk, worked out once per entry: entries are
+ * shared and never mutated (see `parseEntry`), and with include_usage every chunk names "usage", so
+ * filtering on each hit would parse every chunk of a hot answer again.
+ */
+const contentOf = new WeakMap<readonly string[], readonly string[]>();
+
+function contentChunks(chunks: readonly string[]): readonly string[] {
+  let content = contentOf.get(chunks);
+  if (!content) {
+    content = chunks.filter((c) => !isUsageOnly(c));
+    contentOf.set(chunks, content);
+  }
+  return content;
+}
+
 /** The usage-only chunk as the client asked (`stream_options.include_usage`), whoever filled the cache. */
-function withUsageAsAsked(chunks: readonly string[], entry: CacheEntry, includeUsage: boolean): string[] {
-  const content = chunks.filter((c) => !isUsageOnly(c));
+function withUsageAsAsked(chunks: readonly string[], entry: CacheEntry, includeUsage: boolean): readonly string[] {
+  const content = entry.kind === 'stream' ? contentChunks(chunks) : chunks.filter((c) => !isUsageOnly(c));
   if (!includeUsage || !entry.usage) return content;
   const first = (content[0] ? JSON.parse(content[0]) : {}) as Record<string, unknown>;
   const usageChunk = { id: first.id, object: first.object, created: first.created, model: first.model, choices: [], usage: entry.usage };

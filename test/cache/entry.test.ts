@@ -112,6 +112,20 @@ describe('replay', () => {
     }
   });
 
+  it('a shared (parsed) stream entry replays the same on every hit, either usage choice, and is not changed', () => {
+    const entry = parseEntry(JSON.stringify(streamEntry()))!;
+    const before = structuredClone(entry);
+    const data = (evs: GatewayEvent[]) => evs.slice(1).map((ev) => (ev as { data: string }).data);
+    const withUsage = data(replay(entry, 'chat', true, 'HIT', true));
+    const without = data(replay(entry, 'chat', true, 'HIT', false));
+    expect(without).toEqual(chunkTexts.slice(0, 3));
+    expect(withUsage.slice(0, 3)).toEqual(chunkTexts.slice(0, 3));
+    expect(JSON.parse(withUsage[3]!)).toMatchObject({ choices: [], usage });
+    expect(data(replay(entry, 'chat', true, 'HIT', false))).toEqual(without);
+    expect(data(replay(entry, 'chat', true, 'HIT', true))).toEqual(withUsage);
+    expect(entry).toEqual(before);
+  });
+
   it('stream → json: the assembled answer, raw and body agreeing', () => {
     const evs = replay(streamEntry(), 'chat', false, 'HIT');
     expect(evs).toHaveLength(1);
