@@ -2,21 +2,18 @@
  * End-to-end tests of the compiled CLI (`node dist/main.js serve ...`): real child processes, real
  * sockets. dist/ is rebuilt once in beforeAll so the processes run the current sources.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { OPTION_TABLE } from '../../src/config/options.js';
+import { GatewayProcess, type Exit } from '../scale/_process.js';
 import { chatChunks, FakeOpenAI, sseFrames } from '../fakes/openai-server.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MAIN = join(ROOT, 'dist', 'main.js');
-
-/** Environment variables that configure the server: stripped from the child's environment. */
-const OPTION_ENV: string[] = OPTION_TABLE.map((o) => o.env);
 
 const KEY_A = 'sk-cli-test-key-aaaaaaaaaaaaaaaa';
 const KEY_B = 'sk-cli-test-key-bbbbbbbbbbbbbbbb';
@@ -25,122 +22,13 @@ const OTHER_KEY = 'sk-cli-test-key-not-configured-x';
 // ------------------------------------------------------------------------------------------------
 // Process helpers
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-class Cli {
-  stdout = '';
-  stderr = '';
-  exit: Exit | undefined;
-  readonly exited: Promise<Exit>;
-  private listeners: (() => void)[] = [];
-
-  constructor(readonly child: ChildProcess) {
-    child.stdout!.setEncoding('utf8');
-    child.stderr!.setEncoding('utf8');
-    child.stdout!.on('data', (d: string) => {
-      this.stdout += d;
-      this.notify();
-    });
-    child.stderr!.on('data', (d: string) => {
-      this.stderr += d;
-      this.notify();
-    });
-    this.exited = new Promise((res) => {
-      child.on('exit', (code, signal) => {
-        this.exit = { code, signal };
-        this.notify();
-        res(this.exit);
-      });
-    });
-  }
-
-  private notify(): void {
-    for (const l of this.listeners.slice()) l();
-  }
-
-  /** Parsed JSON lines of stdout (the log). */
-  get logs(): Record<string, any>[] {
-    const out: Record<string, any>[] = [];
-    for (const line of this.stdout.split('\n')) {
-      if (!line.trim()) continue;
-      try {
-        out.push(JSON.parse(line));
-      } catch {
-        // not a log line
-      }
-    }
-    return out;
-  }
-
-  /** Resolves with the first value `check` returns that is not undefined; rejects on exit or timeout. */
-  waitFor<T>(what: string, check: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-    return new Promise((res, rej) => {
-      const done = (): boolean => {
-        const v = check();
-        if (v !== undefined) {
-          cleanup();
-          res(v);
-          return true;
-        }
-        if (this.exit) {
-          cleanup();
-          rej(new Error(`process exited (${JSON.stringify(this.exit)}) before ${what}\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`));
-          return true;
-        }
-        return false;
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        rej(new Error(`timed out after ${timeoutMs}ms waiting for ${what}\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`));
-      }, timeoutMs);
-      const cleanup = () => {
-        clearTimeout(timer);
-        this.listeners = this.listeners.filter((l) => l !== listener);
-      };
-      const listener = () => void done();
-      this.listeners.push(listener);
-      done();
-    });
-  }
-
-  /** The `"msg":"listening"` log line. */
-  listening(timeoutMs = 10_000): Promise<Record<string, any>> {
-    return this.waitFor('the "listening" log line', () => this.logs.find((l) => l.msg === 'listening'), timeoutMs);
-  }
-
-  /** Wait for the process to exit, at most `timeoutMs`. */
-  async waitExit(timeoutMs = 10_000): Promise<Exit> {
-    let timer: NodeJS.Timeout | undefined;
-    const t = new Promise<never>((_, rej) => {
-      timer = setTimeout(
-        () => rej(new Error(`process did not exit within ${timeoutMs}ms\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`)),
-        timeoutMs,
-      );
-    });
-    try {
-      return await Promise.race([this.exited, t]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-}
-
+type Cli = GatewayProcess;
 const children = new Set<Cli>();
 const tempDirs: string[] = [];
 let workDir: string;
 
 function run(args: string[], env: Record<string, string> = {}): Cli {
-  const base: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of OPTION_ENV) delete base[k];
-  const child = spawn(process.execPath, [MAIN, ...args], {
-    cwd: workDir,
-    env: { ...base, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const cli = new Cli(child);
+  const cli = GatewayProcess.node([MAIN, ...args], env, workDir);
   children.add(cli);
   return cli;
 }
@@ -246,7 +134,7 @@ function canConnect(port: number, timeoutMs = 2000): Promise<boolean> {
 async function serve(args: string[] = [], env: Record<string, string> = {}): Promise<{ cli: Cli; port: number; line: Record<string, any> }> {
   const port = await freePort();
   const cli = run(['serve', '--port', String(port), ...args], env);
-  const line = await cli.listening();
+  const line = (await cli.listening())[0]!;
   return { cli, port, line };
 }
 
@@ -578,7 +466,7 @@ describe('port and host precedence', () => {
   it('PORT and HOST from the environment are used', async () => {
     const port = await freePort();
     const cli = run(['serve'], { PORT: String(port), HOST: '127.0.0.1', GATEWAY_API_KEYS: KEY_A });
-    const line = await cli.listening();
+    const line = (await cli.listening())[0]!;
     expect(line.port).toBe(port);
     expect(line.address).toBe('127.0.0.1');
     expect((await httpRequest(port, { path: '/health' })).status).toBe(200);
@@ -593,7 +481,7 @@ describe('port and host precedence', () => {
       HOST: '0.0.0.0',
       GATEWAY_API_KEYS: KEY_A,
     });
-    const line = await cli.listening();
+    const line = (await cli.listening())[0]!;
     expect(line.port).toBe(flagPort);
     expect(line.address).toBe('127.0.0.1');
     expect((await httpRequest(flagPort, { path: '/health' })).status).toBe(200);

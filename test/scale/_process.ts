@@ -85,20 +85,20 @@ export class GatewayProcess {
 
   /** Start `sluice serve <args>` from the sources. */
   static serve(args: string[], env: Record<string, string> = {}): GatewayProcess {
+    return GatewayProcess.node(['--import', 'tsx', join(ROOT, 'src', 'main.ts'), 'serve', '--pipelines', pipelinesDir(), ...args], {
+      GATEWAY_API_KEYS: PROCESS_KEY,
+      GATEWAY_TRUSTED_HOSTS: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ...env,
+    });
+  }
+
+  /** Start `node <args>` in `cwd`, with the server's option variables stripped from the environment and `env` added. */
+  static node(args: string[], env: Record<string, string> = {}, cwd = ROOT): GatewayProcess {
     killOnExit();
     const base: NodeJS.ProcessEnv = { ...process.env };
     for (const k of OPTION_ENV) delete base[k];
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'main.ts'), 'serve', '--pipelines', pipelinesDir(), ...args], {
-      cwd: ROOT,
-      env: {
-        ...base,
-        GATEWAY_API_KEYS: PROCESS_KEY,
-        GATEWAY_TRUSTED_HOSTS: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(process.execPath, args, { cwd, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     live.add(child);
     return new GatewayProcess(child);
   }
