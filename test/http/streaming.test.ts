@@ -148,18 +148,22 @@ describe('chunks are written as they arrive', () => {
 });
 
 describe('failures mid-stream', () => {
+  /** A stream that ended in an error event after `content`, without [DONE]: the event's payload. */
+  function endedWithError(text: string, content: string): any {
+    expect(text).not.toContain('[DONE]');
+    const frames = parseSse(text);
+    expect(chatContent(frames)).toBe(content);
+    const last = frames.at(-1)!;
+    expect(last.event).toBe('error');
+    return JSON.parse(last.data);
+  }
+
   it('a cut mid-stream ends the client stream with an error event and no [DONE]', async () => {
     const trace = traceId('cut');
     fake.enqueue('/v1/chat/completions', { stream: { frames: sseFrames(chatChunks(['Hel', 'lo'])), cutAfter: 2 } });
     const res = await post(viaHeaders(gw, fake.baseUrl, { 'x-gateway-trace-id': trace }));
     expect(res.statusCode).toBe(200);
-    const text = await res.body.text();
-    expect(text).not.toContain('[DONE]');
-    const frames = parseSse(text);
-    expect(chatContent(frames)).toBe('Hel');
-    const last = frames.at(-1)!;
-    expect(last.event).toBe('error');
-    const err = JSON.parse(last.data);
+    const err = endedWithError(await res.body.text(), 'Hel');
     expect(err.error.code).toBe('stream_interrupted');
     expect(err.trace_id).toBe(trace);
     const line = await logLine(gw, trace);
@@ -169,11 +173,7 @@ describe('failures mid-stream', () => {
   it('an upstream stream that ends without [DONE] ends with an error event', async () => {
     fake.enqueue('/v1/chat/completions', { stream: { frames: sseFrames(chatChunks(['Hel', 'lo']), { done: false }) } });
     const res = await post(viaHeaders(gw, fake.baseUrl));
-    const text = await res.body.text();
-    expect(text).not.toContain('[DONE]');
-    const frames = parseSse(text);
-    expect(chatContent(frames)).toBe('Hello');
-    expect(frames.at(-1)!.event).toBe('error');
+    endedWithError(await res.body.text(), 'Hello');
   });
 
   it('an upstream error object mid-stream ends with an error event carrying its message', async () => {
@@ -181,13 +181,7 @@ describe('failures mid-stream', () => {
     const events = [chunks[0]!, chunks[1]!, { error: { message: 'The server had an error while processing', type: 'server_error' } }, ...chunks.slice(2)];
     fake.enqueue('/v1/chat/completions', { stream: { frames: sseFrames(events) } });
     const res = await post(viaHeaders(gw, fake.baseUrl));
-    const text = await res.body.text();
-    expect(text).not.toContain('[DONE]');
-    const frames = parseSse(text);
-    expect(chatContent(frames)).toBe('Hel');
-    const last = frames.at(-1)!;
-    expect(last.event).toBe('error');
-    expect(JSON.parse(last.data).error.message).toBe('The server had an error while processing');
+    expect(endedWithError(await res.body.text(), 'Hel').error.message).toBe('The server had an error while processing');
   });
 
   it('an upstream error before the stream starts is a JSON error with the upstream status', async () => {
