@@ -24,7 +24,7 @@ export class Exchange {
   clientAborted = false;
   /** Set when reading the headers failed: the response to send instead of running the route. */
   readonly startError: unknown;
-  private readonly start = process.hrtime.bigint();
+  private readonly start = performance.now();
 
   constructor(
     readonly req: IncomingMessage,
@@ -47,7 +47,7 @@ export class Exchange {
 
   private finish(): void {
     const { res, ctx } = this;
-    const latencyMs = Number(process.hrtime.bigint() - this.start) / 1e6;
+    const latencyMs = performance.now() - this.start;
     if (ctx) {
       const now = this.out.now();
       const upstreamMs = ctx.upstreamMs + (ctx.upstreamActive > 0 ? now - ctx.upstreamSince : 0);
