@@ -79,11 +79,14 @@ export function withCache(run: () => Observable<GatewayEvent>, o: CacheOptions):
       }),
     ).pipe(tag(status));
 
-  const lookup = async (): Promise<Lookup> => {
+  /** `exactMissed`: getSync already found no usable entry under the key (do not ask again). */
+  const lookup = async (exactMissed: boolean): Promise<Lookup> => {
     try {
-      const text = await o.store.get(o.key);
-      const entry = text === undefined ? undefined : parseEntry(text);
-      if (entry) return { status: 'HIT', entry };
+      if (!exactMissed) {
+        const text = await o.store.get(o.key);
+        const entry = text === undefined ? undefined : parseEntry(text);
+        if (entry) return { status: 'HIT', entry };
+      }
       const vector = await embed();
       if (vector) {
         const match = await o.vectors.search(o.partition!, vector, o.threshold);
@@ -117,7 +120,7 @@ export function withCache(run: () => Observable<GatewayEvent>, o: CacheOptions):
         return from(replay(entry, o.endpoint, o.stream, 'HIT', o.includeUsage === true));
       }
     }
-    return from(lookup()).pipe(
+    return from(lookup(o.store.getSync !== undefined)).pipe(
       mergeMap((r) => {
         o.onLookup?.(o.mode, r.status);
         switch (r.status) {

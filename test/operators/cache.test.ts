@@ -36,6 +36,15 @@ class MapStore implements CacheStore {
   }
 }
 
+/** An in-process store: answers the exact key synchronously too, counting those reads. */
+class SyncMapStore extends MapStore {
+  readonly syncGets: string[] = [];
+  getSync(key: string): string | undefined {
+    this.syncGets.push(key);
+    return this.data.get(key);
+  }
+}
+
 class BruteForceVectors implements VectorIndex {
   readonly kind = 'memory' as const;
   readonly parts = new Map<string, Map<string, Float32Array>>();
@@ -148,6 +157,24 @@ const rawOf = (ev: GatewayEvent | undefined) => (ev?.type === 'json' ? (ev.raw ?
 // ---- simple mode -------------------------------------------------------------------------------
 
 describe('withCache: simple mode', () => {
+  it('an in-process store is read once per lookup: a getSync miss is not asked again, a hit is answered from it', async () => {
+    const e = env();
+    const store = new SyncMapStore();
+    const run = runner(() => of(jsonAnswer('Paris')));
+
+    const first = await collect(withCache(run, options(e, { store })));
+    expect(statusOf(first.events[0])).toBe('MISS');
+    expect(store.syncGets).toEqual(['c:k1']);
+    expect(store.gets).toEqual([]);
+    await settle();
+
+    const second = await collect(withCache(run, options(e, { store })));
+    expect(statusOf(second.events[0])).toBe('HIT');
+    expect(run).toHaveBeenCalledTimes(1);
+    expect(store.syncGets).toEqual(['c:k1', 'c:k1']);
+    expect(store.gets).toEqual([]);
+  });
+
   it('MISS calls run once and stores the answer; then HIT replays it without calling run', async () => {
     const e = env();
     const run = runner(() => of(jsonAnswer('Paris')));
