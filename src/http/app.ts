@@ -74,8 +74,13 @@ function createFrameworkApp(deps: AppDeps): express.Express {
  */
 export function createHandler(deps: AppDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const app = createFrameworkApp(deps);
-  const hot = new Map<string, (ex: Exchange) => void>();
-  for (const r of PROXY_ROUTES) hot.set(`${r.method} ${r.path}`, proxyRoute(r.endpoint, r.path, deps));
+  // method → path → route: looked up without building a key string per request
+  const hot = new Map<string, Map<string, (ex: Exchange) => void>>();
+  for (const r of PROXY_ROUTES) {
+    let byPath = hot.get(r.method);
+    if (!byPath) hot.set(r.method, (byPath = new Map()));
+    byPath.set(r.path, proxyRoute(r.endpoint, r.path, deps));
+  }
   const out = { requestLog: requestLogWriter(deps.logger), telemetry: deps.pipeline.telemetry, now: deps.pipeline.now };
   return (req, res) => {
     const ex = new Exchange(req, res, out, deps.isDraining());
@@ -83,9 +88,13 @@ export function createHandler(deps: AppDeps): (req: IncomingMessage, res: Server
       sendError(ex, ex.startError);
       return;
     }
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const route = hot.get(`${req.method} ${q < 0 ? url : url.slice(0, q)}`);
+    const byPath = hot.get(req.method!);
+    let route: ((ex: Exchange) => void) | undefined;
+    if (byPath) {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      route = byPath.get(q < 0 ? url : url.slice(0, q));
+    }
     if (route) {
       if (authenticate(ex, deps.apiKeys)) route(ex);
       return;
