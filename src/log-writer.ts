@@ -89,6 +89,7 @@ export class LogWriter {
     const pending = this.inFlight;
     this.inFlight = undefined;
     const rest = this.waiting > 0 ? this.take() : undefined;
+    let told = false;
     for (const buf of [pending, rest]) {
       let b = buf;
       let stuckSince = 0;
@@ -102,6 +103,8 @@ export class LogWriter {
             this.report(e as Error);
             return;
           }
+          if (!told) process.stderr.write('sluice: waiting for the log output to take the last lines\n');
+          told = true;
           Atomics.wait(SLEEPER, 0, 0, 5);
         }
       }

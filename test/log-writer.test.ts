@@ -102,26 +102,22 @@ describe('LogWriter', () => {
 
   it('flushSync at exit waits out a full non-blocking pipe and delivers every line', async () => {
     const src = fileURLToPath(new URL('../src/log-writer.ts', import.meta.url));
-    // 2 MB waiting (no batch started), far more than a pipe holds; the parent reads only after the
-    // child has entered flushSync, so the child meets EAGAIN and must wait instead of dropping.
+    // 2 MB waiting (no batch started), far more than a pipe holds. The parent reads only once the
+    // child says (on stderr) that flushSync is waiting for the full pipe: it must wait, not drop.
     const script = `
       import { LogWriter } from ${JSON.stringify(src)};
       process.stdout;
       const w = new LogWriter(1, { batchChars: 1 << 30 });
       for (let i = 0; i < 20000; i++) w.write(JSON.stringify({ n: i, pad: 'q'.repeat(80) }) + '\\n');
-      process.stderr.write('flushing\\n');
       w.flushSync();
       process.exit(0);
     `;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.pause();
     await new Promise<void>((resolve, reject) => {
-      child.stderr.on('data', (b: Buffer) => (b.toString().includes('flushing') ? resolve() : reject(new Error(b.toString()))));
-      child.on('exit', () => reject(new Error('the child exited before flushing')));
+      child.stderr.on('data', (b: Buffer) => (b.toString().includes('waiting for the log output') ? resolve() : reject(new Error(b.toString()))));
+      child.on('exit', () => reject(new Error('the child exited without waiting for its pipe')));
     });
-    // Nothing signals "the child is now stuck on a full pipe", so the parent holds off reading for a
-    // while. Correct code passes however long this is; it only makes the slow reader certain.
-    await new Promise((r) => setTimeout(r, 300));
     const chunks: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => chunks.push(b));
     child.stdout.resume();
