@@ -3,6 +3,7 @@
  * Every call is bounded: a gateway that hangs fails the test with a timeout, never stalls the run.
  */
 import { request } from 'undici';
+import { jsonOrUndefined } from '../helpers/json.js';
 
 export interface Answer {
   status: number;
@@ -28,12 +29,7 @@ export async function post(url: string, headers: Record<string, string>, body: u
     bodyTimeout: EXCHANGE_TIMEOUT_MS,
   });
   const text = await res.body.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
+  const json = jsonOrUndefined(text);
   const cs = res.headers['x-gateway-cache-status'];
   return {
     status: res.statusCode,

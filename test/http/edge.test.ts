@@ -3,6 +3,7 @@ import { request } from 'undici';
 import { startGateway, TEST_KEY, type TestGateway } from '../helpers/gateway.js';
 import { FakeOpenAI, openAIError } from '../fakes/openai-server.js';
 import { PROVIDER_KEY, viaHeaders } from './_util.js';
+import { jsonOrUndefined } from '../helpers/json.js';
 
 let fake: FakeOpenAI;
 let gw: TestGateway;
@@ -41,12 +42,7 @@ async function send(
 ): Promise<Sent> {
   const res = await request(`${target.url}${path}`, { method, headers, body });
   const text = await res.body.text();
-  let parsed: any;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = jsonOrUndefined(text);
   statuses.push(res.statusCode);
   return { status: res.statusCode, headers: res.headers, text, body: parsed };
 }

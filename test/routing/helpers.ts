@@ -10,6 +10,7 @@ import { createGateway, type Gateway } from '../../src/gateway.js';
 import { readOptions } from '../../src/config/options.js';
 import { createLogger } from '../../src/log.js';
 import type { FakeOpenAI } from '../fakes/openai-server.js';
+import { jsonOrUndefined } from '../helpers/json.js';
 
 export const GATEWAY_KEY = 'sk-test-routing-gateway-key-0123';
 export const PROVIDER_KEY = 'sk-provider-secret-routing-9f3a';
@@ -96,12 +97,7 @@ export async function chat(
     body: JSON.stringify(opts.body ?? CHAT),
   });
   const text = await res.body.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
+  const json = jsonOrUndefined(text);
   return { status: res.statusCode, headers: res.headers, text, json };
 }
 
