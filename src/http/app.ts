@@ -12,6 +12,7 @@ import { sendError } from './errors.js';
 import { Exchange } from './exchange.js';
 import { PROXY_ROUTES } from './routes/index.js';
 import { proxyRoute } from './routes/proxy.js';
+import { PlanRunner } from '../pipeline/run-plan.js';
 
 export interface AppDeps {
   resolver: ConfigResolver;
@@ -76,10 +77,11 @@ export function createHandler(deps: AppDeps): (req: IncomingMessage, res: Server
   const app = createFrameworkApp(deps);
   // method → path → route: looked up without building a key string per request
   const hot = new Map<string, Map<string, (ex: Exchange) => void>>();
+  const runner = new PlanRunner(deps.pipeline);
   for (const r of PROXY_ROUTES) {
     let byPath = hot.get(r.method);
     if (!byPath) hot.set(r.method, (byPath = new Map()));
-    byPath.set(r.path, proxyRoute(r.endpoint, r.path, deps));
+    byPath.set(r.path, proxyRoute(r.endpoint, r.path, deps, runner));
   }
   const out = { requestLog: requestLogWriter(deps.logger), telemetry: deps.pipeline.telemetry, now: deps.pipeline.now };
   return (req, res) => {

@@ -1,10 +1,10 @@
 import { defer, throwError, type Observable } from 'rxjs';
 
-export interface Weighted<T> {
+export interface Weighted<T, A = void> {
   weight: number;
   /** False while the child cannot serve (its circuit is open): it is not picked. */
   eligible: () => boolean;
-  run: () => Observable<T>;
+  run: (arg: A) => Observable<T>;
 }
 
 /** Weighted random pick among eligible children with weight > 0. Pure given `random`. */
@@ -25,10 +25,10 @@ export function pickWeighted(weights: readonly number[], random: number): number
 }
 
 /** Send the request to one child, chosen per subscription by weight among the eligible ones. */
-export function loadbalance<T>(children: readonly Weighted<T>[], random: () => number, noneEligible: () => Error): Observable<T> {
+export function loadbalance<T, A = void>(children: readonly Weighted<T, A>[], random: () => number, noneEligible: () => Error, arg?: A): Observable<T> {
   return defer(() => {
     const weights = children.map((c) => (c.weight > 0 && c.eligible() ? c.weight : 0));
     const i = pickWeighted(weights, random());
-    return i < 0 ? throwError(noneEligible) : children[i]!.run();
+    return i < 0 ? throwError(noneEligible) : children[i]!.run(arg as A);
   });
 }

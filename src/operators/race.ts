@@ -6,11 +6,12 @@ import { asyncScheduler, Observable, Subscription, type SchedulerLike } from 'rx
  * aborts their upstream calls. A contender's failure does not fail the race; when all fail, the last
  * error is the answer.
  */
-export function race<T>(
-  contenders: readonly (() => Observable<T>)[],
+export function race<T, A = void>(
+  contenders: readonly ((arg: A) => Observable<T>)[],
   hedgeAfterMs: number,
   scheduler: SchedulerLike = asyncScheduler,
   onLoser?: (index: number) => void,
+  arg?: A,
 ): Observable<T> {
   return new Observable<T>((subscriber) => {
     const n = contenders.length;
@@ -29,7 +30,7 @@ export function race<T>(
     };
     const start = (): void => {
       const i = started++;
-      const sub = contenders[i]!().subscribe({
+      const sub = contenders[i]!(arg as A).subscribe({
         next: (v) => {
           if (winner < 0) {
             winner = i;

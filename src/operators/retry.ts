@@ -15,8 +15,11 @@ export interface RetryOptions {
   /** First backoff, doubled per retry; capped at maxDelayMs; up to 25% jitter taken off. */
   baseDelayMs?: number;
   maxDelayMs?: number;
-  /** Time left in the request's budget: a retry that would wait past it is not made. */
-  budgetLeftMs: () => number;
+  /**
+   * Time left in the request's budget: a retry that would wait past it is not made. The operator is
+   * built once per plan node; a request passes its own as the operator's second argument.
+   */
+  budgetLeftMs?: () => number;
   now: () => number;
   random?: () => number;
   onRetry?: (retryNumber: number, delayMs: number, error: unknown) => void;
@@ -34,12 +37,14 @@ export function retryDelayMs(err: unknown, retryNumber: number, o: RetryOptions)
   return backoff * (1 - 0.25 * (o.random ?? Math.random)());
 }
 
+export type RetryOperator<T> = (source: Observable<T>, budgetLeftMs?: () => number) => Observable<T>;
+
 /**
  * Retry a target's attempt: `attempts` extra tries for the status codes given (default 429, 5xx
  * gateway set), with exponential backoff and jitter or the provider's Retry-After, never after the
  * first value was emitted (a stream already reaching the client) and never past the time budget.
  */
-export function retryWithBackoff<T>(o: RetryOptions): MonoTypeOperatorFunction<T> {
+export function retryWithBackoff<T>(o: RetryOptions): RetryOperator<T> & MonoTypeOperatorFunction<T> {
   if (!Number.isInteger(o.attempts) || o.attempts < 0 || o.attempts > MAX_RETRY_ATTEMPTS) {
     throw new Error(`retry.attempts must be an integer from 0 to ${MAX_RETRY_ATTEMPTS}, got ${o.attempts}`);
   }
@@ -47,7 +52,7 @@ export function retryWithBackoff<T>(o: RetryOptions): MonoTypeOperatorFunction<T
   if (o.attempts === 0) return (source) => source;
   // One Observable around rxjs' retry (not defer + tap): values reach the subscriber synchronously
   // through retry, so `emitted` is set before any later error is seen by `delay`.
-  return (source) =>
+  return (source: Observable<T>, budgetLeftMs: (() => number) | undefined = o.budgetLeftMs) =>
     new Observable<T>((subscriber) => {
       let emitted = false;
       return source
@@ -58,7 +63,7 @@ export function retryWithBackoff<T>(o: RetryOptions): MonoTypeOperatorFunction<T
               const retryable = !emitted && err instanceof GatewayError && RETRYABLE.has(err.code) && codes.has(err.status);
               if (!retryable) return throwError(() => err);
               const wait = retryDelayMs(err, retryNumber, o);
-              if (wait > o.budgetLeftMs()) return throwError(() => err);
+              if (budgetLeftMs && wait > budgetLeftMs()) return throwError(() => err);
               o.onRetry?.(retryNumber, wait, err);
               return o.scheduler ? timer(wait, o.scheduler) : timer(wait);
             },

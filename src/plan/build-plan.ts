@@ -7,7 +7,7 @@ import type { Target } from '../providers/types.js';
 import type { HostGuard } from '../security/host-guard.js';
 import { inherit } from './inherit.js';
 import { compileQuery } from './query.js';
-import type { NodeSettings, PlanNode, StrategyNode, TargetNode } from './types.js';
+import { STAGE_SETTINGS, type NodeSettings, type PlanNode, type StageSetting, type StrategyNode, type TargetNode } from './types.js';
 
 export interface PlanDeps {
   virtualKeys: ReadonlyMap<string, VirtualKey>;
@@ -76,7 +76,24 @@ function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: 
   return target;
 }
 
+/**
+ * Config fields whose pipeline stage does not exist yet. Accepting them would be a safety feature
+ * that silently does nothing (a guardrail that never runs), so a config that sets one is refused.
+ */
+const NOT_YET = ['input_guardrails', 'output_guardrails', 'before_request_hooks', 'after_request_hooks', 'prompt_id'] as const;
+
+function refuseUnsupported(cfg: Config, path: string): void {
+  for (const k of NOT_YET) {
+    const v = (cfg as Record<string, unknown>)[k];
+    if (v === undefined || (Array.isArray(v) && v.length === 0)) continue;
+    throw new GatewayError('not_supported_yet', `${path}.${k} is not supported yet: this gateway does not run ${k.replace(/_/g, ' ')}, so it refuses the config instead of ignoring it.`, {
+      param: `${path}.${k}`,
+    });
+  }
+}
+
 function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, isRoot: boolean): PlanNode {
+  refuseUnsupported(cfg, path);
   const settings = inherit(parent, cfg as Partial<Record<keyof NodeSettings, unknown>>);
   if (!isRoot && !satisfiesRequiredKeySet({ ...cfg, ...settings })) {
     throw new GatewayError('invalid_config', `${path} satisfies none of the required key sets.`, {
@@ -85,16 +102,17 @@ function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, 
     });
   }
   const weight = cfg.weight ?? 1;
+  const declares = STAGE_SETTINGS.filter((k) => (cfg as Record<string, unknown>)[k] !== undefined) as StageSetting[];
   const mode = cfg.strategy?.mode;
   if (!mode || (mode === 'single' && !cfg.targets)) {
     const target = resolveTarget(cfg, settings, path, deps);
-    const node: TargetNode = { kind: 'target', path, weight, settings, target, id: cfg.name ?? path };
+    const node: TargetNode = { kind: 'target', path, weight, settings, declares, target, id: cfg.name ?? path };
     if (cfg.name !== undefined) node.name = cfg.name;
     return node;
   }
   const strategy = cfg.strategy!;
   const children = (cfg.targets ?? []).map((t, i) => build(t, settings, `${path}.targets[${i}]`, deps, false));
-  const node: StrategyNode = { kind: mode, path, weight, settings, children };
+  const node: StrategyNode = { kind: mode, path, weight, settings, declares, children };
   if (cfg.name !== undefined) node.name = cfg.name;
   if (strategy.on_status_codes) node.on_status_codes = strategy.on_status_codes;
   if (strategy.hedge_after_ms !== undefined) node.hedge_after_ms = strategy.hedge_after_ms;

@@ -1,4 +1,4 @@
-import { canonicalJson, sha256 } from '../cache/canonical.js';
+import { canonicalJson, sha256 } from '../util/canonical.js';
 import { memoByObject } from '../util/memo.js';
 import type { PlanNode, TargetNode } from './types.js';
 

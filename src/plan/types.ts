@@ -17,12 +17,21 @@ export interface NodeSettings {
   strict_vendor_compliance?: boolean;
 }
 
+/** The settings that are stages of a request: a node declares one when its own config level sets it. */
+export const STAGE_SETTINGS = ['cache', 'input_guardrails', 'before_request_hooks', 'output_guardrails', 'after_request_hooks'] as const;
+export type StageSetting = (typeof STAGE_SETTINGS)[number];
+
 interface NodeBase {
   /** JSON path of the node in the config, e.g. `config.targets[1].targets[0]`. */
   path: string;
   name?: string;
   weight: number;
   settings: NodeSettings;
+  /**
+   * The stage settings this node's own config level declares (not inherited): the pipeline wraps
+   * this node in those stages, and its children inherit the settings without wrapping again.
+   */
+  declares: readonly StageSetting[];
 }
 
 export interface TargetNode extends NodeBase {

@@ -39,6 +39,7 @@ describe('buildPlan: plans', () => {
     expect(plan({ provider: 'openai', api_key: 'sk-fake-1', request_timeout: 5000, override_params: { temperature: 0 } }))
       .toMatchInlineSnapshot(`
         {
+          "declares": [],
           "id": "config",
           "kind": "target",
           "path": "config",
@@ -68,6 +69,7 @@ describe('buildPlan: plans', () => {
       {
         "children": [
           {
+            "declares": [],
             "id": "config.targets[0]",
             "kind": "target",
             "path": "config.targets[0]",
@@ -83,6 +85,7 @@ describe('buildPlan: plans', () => {
             "weight": 1,
           },
           {
+            "declares": [],
             "id": "backup",
             "kind": "target",
             "name": "backup",
@@ -99,6 +102,7 @@ describe('buildPlan: plans', () => {
             "weight": 0.5,
           },
         ],
+        "declares": [],
         "kind": "fallback",
         "on_status_codes": [
           429,
@@ -137,6 +141,7 @@ describe('buildPlan: plans', () => {
           {
             "children": [
               {
+                "declares": [],
                 "id": "config.targets[0].targets[0]",
                 "kind": "target",
                 "path": "config.targets[0].targets[0]",
@@ -159,6 +164,7 @@ describe('buildPlan: plans', () => {
                 "weight": 1,
               },
               {
+                "declares": [],
                 "id": "config.targets[0].targets[1]",
                 "kind": "target",
                 "path": "config.targets[0].targets[1]",
@@ -186,6 +192,7 @@ describe('buildPlan: plans', () => {
                 "weight": 1,
               },
             ],
+            "declares": [],
             "kind": "fallback",
             "path": "config.targets[0]",
             "settings": {
@@ -206,6 +213,7 @@ describe('buildPlan: plans', () => {
             "weight": 3,
           },
           {
+            "declares": [],
             "id": "config.targets[1]",
             "kind": "target",
             "path": "config.targets[1]",
@@ -229,6 +237,7 @@ describe('buildPlan: plans', () => {
             "weight": 1,
           },
         ],
+        "declares": [],
         "kind": "loadbalance",
         "path": "config",
         "settings": {
@@ -273,6 +282,7 @@ describe('buildPlan: plans', () => {
       {
         "children": [
           {
+            "declares": [],
             "id": "smart",
             "kind": "target",
             "name": "smart",
@@ -285,6 +295,7 @@ describe('buildPlan: plans', () => {
             "weight": 1,
           },
           {
+            "declares": [],
             "id": "cheap",
             "kind": "target",
             "name": "cheap",
@@ -307,6 +318,7 @@ describe('buildPlan: plans', () => {
             "then": "smart",
           },
         ],
+        "declares": [],
         "default": "cheap",
         "kind": "conditional",
         "path": "config",
@@ -328,6 +340,7 @@ describe('buildPlan: plans', () => {
       {
         "children": [
           {
+            "declares": [],
             "id": "config.targets[0]",
             "kind": "target",
             "path": "config.targets[0]",
@@ -342,6 +355,7 @@ describe('buildPlan: plans', () => {
             "weight": 1,
           },
           {
+            "declares": [],
             "id": "config.targets[1]",
             "kind": "target",
             "path": "config.targets[1]",
@@ -355,6 +369,7 @@ describe('buildPlan: plans', () => {
             "weight": 1,
           },
           {
+            "declares": [],
             "id": "config.targets[2]",
             "kind": "target",
             "path": "config.targets[2]",
@@ -369,6 +384,7 @@ describe('buildPlan: plans', () => {
             "weight": 1,
           },
         ],
+        "declares": [],
         "kind": "fallback",
         "path": "config",
         "settings": {
@@ -501,5 +517,44 @@ describe('buildPlan: errors', () => {
     const trusting: PlanDeps = { ...deps, hostGuard: new HostGuard({ trusted: ['10.0.0.0/8'] }) };
     const t = buildPlan(parseConfig({ provider: 'vllm', custom_host: 'http://10.0.0.1:8000/v1' }), trusting) as TargetNode;
     expect(t.target).toEqual({ provider: 'openai-compatible', custom_host: 'http://10.0.0.1:8000/v1' });
+  });
+});
+
+describe('buildPlan: declared stages', () => {
+  it('records the stages a config level sets itself; children inherit the settings without declaring them', () => {
+    const p = plan({
+      cache: { mode: 'simple' },
+      strategy: { mode: 'fallback' },
+      targets: [leaf('a'), leaf('b', { cache: { mode: 'semantic' } })],
+    }) as StrategyNode;
+    expect(p.declares).toEqual(['cache']);
+    expect(p.children[0]!.declares).toEqual([]);
+    expect(p.children[0]!.settings.cache).toBe(p.settings.cache);
+    expect(p.children[1]!.declares).toEqual(['cache']);
+    expect(p.children[1]!.settings.cache?.mode).toBe('semantic');
+  });
+});
+
+describe('buildPlan: stages that do not exist yet are refused, never ignored', () => {
+  it.each([
+    ['input_guardrails', { input_guardrails: [{ 'default.contains': { operator: 'none', words: ['card'] }, deny: true }] }, 'config.input_guardrails'],
+    ['output_guardrails', { output_guardrails: ['pg-some-id'] }, 'config.output_guardrails'],
+    ['before_request_hooks', { before_request_hooks: [{ id: 'h1', type: 'guardrail', checks: [{ id: 'default.wordCount', parameters: {} }] }] }, 'config.before_request_hooks'],
+    ['prompt_id', { prompt_id: 'pp-1' }, 'config.prompt_id'],
+  ])('%s at the root', (_name, extra, param) => {
+    const e = planError({ ...leaf('a'), ...extra });
+    expect(e.code).toBe('not_supported_yet');
+    expect(e.status).toBe(400);
+    expect(e.param).toBe(param);
+  });
+
+  it('in a nested target too', () => {
+    const e = planError({ strategy: { mode: 'fallback' }, targets: [leaf('a'), { ...leaf('b'), after_request_hooks: [{ id: 'h', type: 'mutator', checks: [{ id: 'default.addPrefix', parameters: {} }] }] }] });
+    expect(e.code).toBe('not_supported_yet');
+    expect(e.param).toBe('config.targets[1].after_request_hooks');
+  });
+
+  it('empty lists ask for nothing and pass', () => {
+    expect(plan({ ...leaf('a'), input_guardrails: [], output_guardrails: [] }).kind).toBe('target');
   });
 });

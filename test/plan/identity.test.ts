@@ -8,11 +8,12 @@ const leaf = (target: Target, override_params?: Record<string, unknown>, path = 
   path,
   id: path,
   weight: 1,
+  declares: [],
   target: { ...target },
   settings: override_params ? { override_params: structuredClone(override_params) } : {},
 });
 
-const group = (kind: StrategyMode, children: PlanNode[], path = 'config'): StrategyNode => ({ kind, path, weight: 1, settings: {}, children });
+const group = (kind: StrategyMode, children: PlanNode[], path = 'config'): StrategyNode => ({ kind, path, weight: 1, settings: {}, declares: [], children });
 
 const KEY = 'sk-fake-0123456789abcdefSECRET';
 

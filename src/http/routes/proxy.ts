@@ -1,5 +1,5 @@
 import { parseBody } from '../../config/bodies.js';
-import { runPlan } from '../../pipeline/run-plan.js';
+import { PlanRunner } from '../../pipeline/run-plan.js';
 import { newContext } from '../../pipeline/context.js';
 import type { PlanNode } from '../../plan/types.js';
 import type { ApiKeyRecord } from '../../security/api-keys.js';
@@ -20,7 +20,7 @@ function workspaceOf(key: ApiKeyRecord | undefined): string {
  * The route every proxied endpoint shares: resolve the plan from the headers, read and validate the
  * body, run the plan, write what it emits. No provider names, no strategy branches.
  */
-export function proxyRoute(endpoint: Endpoint, pathname: string, deps: AppDeps): (ex: Exchange) => void {
+export function proxyRoute(endpoint: Endpoint, pathname: string, deps: AppDeps, runner: PlanRunner): (ex: Exchange) => void {
   const start = (ex: Exchange, plan: PlanNode, raw: unknown): void => {
     const body = endpoint === 'models' ? undefined : (parseBody(endpoint, raw) as Record<string, unknown>);
     const settings = ex.settings;
@@ -35,7 +35,7 @@ export function proxyRoute(endpoint: Endpoint, pathname: string, deps: AppDeps):
     if (settings.cacheNamespace !== undefined) ctx.cacheNamespace = settings.cacheNamespace;
     if (settings.cacheForceRefresh) ctx.cacheForceRefresh = true;
     ex.ctx = ctx;
-    respond(runPlan(plan, ctx, deps.pipeline), ex, ctx);
+    respond(runner.run(plan, ctx), ex, ctx);
   };
   return (ex) => {
     let plan: PlanNode;

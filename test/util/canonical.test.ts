@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalBody, canonicalJson, sha256 } from '../../src/cache/canonical.js';
+import { canonicalBody } from '../../src/cache/key.js';
+import { canonicalJson, sha256 } from '../../src/util/canonical.js';
 
 describe('canonicalJson', () => {
   it('ignores key order at every depth', () => {

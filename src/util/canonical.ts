@@ -14,13 +14,3 @@ export function canonicalJson(value: unknown): string {
 }
 
 export const sha256 = (s: string): string => hash('sha256', s, 'base64url');
-
-/** Body fields that change how an answer is delivered, not what it is. */
-const DELIVERY_ONLY = new Set(['stream', 'stream_options']);
-
-export function canonicalBody(body: Record<string, unknown> | undefined): string {
-  if (!body) return '';
-  const kept: Record<string, unknown> = {};
-  for (const k in body) if (!DELIVERY_ONLY.has(k)) kept[k] = body[k];
-  return canonicalJson(kept);
-}
