@@ -125,12 +125,12 @@ export function reduce(c: Circuit, event: BreakerEvent, now = 0, policy?: Breake
       if (c.status === 'half-open') return changed(c, { status: 'open', failures: c.failures, openedAt: now, probing: false, leasedUntil: 0 });
       return c.failures + 1 >= policy!.failureThreshold
         ? changed(c, { status: 'open', failures: c.failures + 1, openedAt: now, probing: false, leasedUntil: 0 })
-        : { state: { ...c, failures: c.failures + 1 } };
+        : { state: { status: 'closed', failures: c.failures + 1, openedAt: c.openedAt, probing: false, leasedUntil: 0 } };
     case 'success':
       if (c.status === 'open' || isIdle(c)) return { state: c };
       return changed(c, CLOSED);
     case 'release':
-      return c.probing ? { state: { ...c, probing: false } } : { state: c };
+      return c.probing ? { state: { status: c.status, failures: c.failures, openedAt: c.openedAt, probing: false, leasedUntil: c.leasedUntil } } : { state: c };
     case 'shared': {
       const s = event.shared;
       const leasedToUs = s.status === 'half-open' && s.owner === event.self;

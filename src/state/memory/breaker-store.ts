@@ -14,7 +14,8 @@ export class MemoryBreakerStore implements BreakerStore {
 
   admit(id: string, now: number, policy: BreakerPolicy): AdmitResult {
     const c = this.circuits.get(id);
-    if (!c) return { admission: admission(c, now, policy) };
+    const a = admission(c, now, policy);
+    if (a.kind !== 'probe' || !c) return { admission: a };
     const step = this.apply(id, c, reduce(c, ADMIT, now, policy));
     return step.transition ? { admission: step.admission!, transition: step.transition } : { admission: step.admission! };
   }
