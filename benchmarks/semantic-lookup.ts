@@ -13,7 +13,9 @@
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { gaussian, MemoryVectorIndex, normalize, seededRandom } from '../src/state/memory/vector-index.js';
+import { MemoryVectorIndex } from '../src/state/memory/vector-index.js';
+import { gaussian, seededRandom } from '../src/util/prng.js';
+import { l2normalize as normalize } from '../src/util/vector.js';
 
 export interface SemanticLookupFigures {
   entries: number;

@@ -1,3 +1,5 @@
+import { l2normalize } from '../util/vector.js';
+
 /**
  * The built-in embedder: lexical, offline, deterministic. Words (lower-cased letters and digits), word
  * bigrams and character trigrams of each word are hashed (FNV-1a) into a signed feature vector of
@@ -32,12 +34,7 @@ export function embedLocal(text: string, dims = LOCAL_EMBEDDING_DIMS): Float32Ar
     for (let i = 0; i + 3 <= padded.length; i++) addFeature(v, `c:${padded.slice(i, i + 3)}`, 0.35);
     prev = w;
   }
-  let norm = 0;
-  for (let i = 0; i < dims; i++) norm += v[i]! * v[i]!;
-  if (norm > 0) {
-    const inv = 1 / Math.sqrt(norm);
-    for (let i = 0; i < dims; i++) v[i]! *= inv;
-  }
+  l2normalize(v, v); // in place; a text with no words stays the zero vector
   return v;
 }
 

@@ -3,6 +3,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { callTarget } from '../pipeline/call-target.js';
 import { newContext, type PipelineDeps } from '../pipeline/context.js';
 import type { TargetNode } from '../plan/types.js';
+import { l2normalize } from '../util/vector.js';
 
 /**
  * Embeddings from a provider's /v1/embeddings, through the gateway's own provider layer (the
@@ -17,10 +18,8 @@ export function providerEmbedder(target: TargetNode, model: string, deps: () => 
     const emb = data?.[0]?.embedding;
     if (!Array.isArray(emb) || emb.length === 0) throw new GatewayError('upstream_invalid_response', 'The embeddings target returned no float embedding.');
     const v = Float32Array.from(emb as number[]);
-    let norm = 0;
-    for (let i = 0; i < v.length; i++) norm += v[i]! * v[i]!;
-    const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-    for (let i = 0; i < v.length; i++) v[i]! *= inv;
+    // in place; a zero or non-numeric vector has no direction to match by (the lookup goes on by exact key)
+    if (!l2normalize(v, v)) throw new GatewayError('upstream_invalid_response', 'The embeddings target returned a zero or non-numeric embedding.');
     return v;
   };
 }

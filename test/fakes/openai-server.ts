@@ -11,6 +11,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { seededRandom } from '../../src/util/prng.js';
 
 // ------------------------------------------------------------------------------------------------
 // Public types
@@ -335,17 +336,9 @@ function fnv1a(s: string): number {
 
 /** Deterministic float32-exact values in [-1, 1) derived from `input`. */
 export function fakeEmbedding(input: unknown, dims = 8): number[] {
-  let state = fnv1a(JSON.stringify(input)) || 1;
+  const random = seededRandom(fnv1a(JSON.stringify(input)));
   const out: number[] = [];
-  for (let i = 0; i < dims; i++) {
-    // xorshift32
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    out.push(Math.fround(state / 0x80000000 - 1));
-  }
+  for (let i = 0; i < dims; i++) out.push(Math.fround(random() * 2 - 1));
   return out;
 }
 

@@ -3,11 +3,11 @@ import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { loadbalance, pickWeighted, type Weighted } from '../../src/operators/loadbalance.js';
-import { seededRandom } from '../../src/state/memory/vector-index.js';
+import { seededRandom } from '../../src/util/prng.js';
 
 const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 
-/** A seeded PRNG (mulberry32), the one the vector index uses, so the split test is repeatable. */
+/** The project's seeded PRNG (mulberry32), so the split test is repeatable. */
 const mulberry32 = seededRandom;
 
 /** Hands out the given numbers in turn. */

@@ -1,4 +1,5 @@
-import { gaussian, normalize, seededRandom } from '../../src/state/memory/vector-index.js';
+import { gaussian, seededRandom } from '../../src/util/prng.js';
+import { dot, l2normalize } from '../../src/util/vector.js';
 
 /** Seeded random vectors and near-duplicates at a chosen cosine similarity. */
 export function vectorFactory(seed: number) {
@@ -10,12 +11,11 @@ export function vectorFactory(seed: number) {
   };
   /** A vector whose cosine similarity to `v` is exactly `cos` (up to float rounding). */
   const near = (v: Float32Array, cos: number): Float32Array => {
-    const u = normalize(v)!;
+    const u = l2normalize(v)!;
     const r = random(v.length);
-    let d = 0;
-    for (let i = 0; i < r.length; i++) d += r[i]! * u[i]!;
+    const d = dot(r, u);
     for (let i = 0; i < r.length; i++) r[i] = r[i]! - d * u[i]!;
-    const w = normalize(r)!;
+    const w = l2normalize(r)!;
     const s = Math.sqrt(1 - cos * cos);
     const q = new Float32Array(v.length);
     for (let i = 0; i < q.length; i++) q[i] = cos * u[i]! + s * w[i]!;
@@ -25,9 +25,7 @@ export function vectorFactory(seed: number) {
 }
 
 export function cosine(a: Float32Array, b: Float32Array): number {
-  const x = normalize(a)!;
-  const y = normalize(b)!;
-  let d = 0;
-  for (let i = 0; i < x.length; i++) d += x[i]! * y[i]!;
-  return d;
+  const x = l2normalize(a)!;
+  const y = l2normalize(b)!;
+  return dot(x, y);
 }

@@ -1,7 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { SyncTracker } from './sync-tracker.js';
+import {
+  ADMIT,
+  ADMIT_SHARED,
+  admission,
+  type Circuit,
+  CLOSED,
+  FAILURE,
+  isIdle,
+  PROBE_GRANTED,
+  reduce,
+  refuse,
+  RELEASE,
+  type Step,
+  SUCCESS,
+} from '../breaker-machine.js';
 import type { Admission, AdmitResult, BreakerPolicy, BreakerStore, CircuitStatus, Transition } from '../breaker-store.js';
+import { asStatus, breakerKeys, breakerScripts, type BreakerScripts, type Reply, scriptArgs, type Shared } from './breaker-scripts.js';
 import { observed, type RedisConnection } from './connection.js';
+
+export { breakerKeys } from './breaker-scripts.js';
 
 export interface RedisBreakerStoreOptions {
   /** Key prefix (default `sluice:`). */
@@ -21,41 +39,9 @@ export interface RedisBreakerStoreOptions {
 
 export const REDIS_BREAKER_STORE = 'redis-breaker';
 
-/** Where a prefix's breaker state lives. Exported for tests that write behind the store's back. */
-export function breakerKeys(prefix: string) {
-  return {
-    /** HASH status, failures, openedAt, probeOwner, probeUntil (absent = closed, no failures). */
-    state: (id: string) => `${prefix}cb:state:${id}`,
-    /** STRING the probe lease: owner, with PX. */
-    probe: (id: string) => `${prefix}cb:probe:${id}`,
-    /** INCR on every change: orders changes (messages and replies) and detects a Redis that lost its data. */
-    seq: `${prefix}cb:seq`,
-    /** SET of ids with a state hash, for the snapshot on (re)connect. */
-    ids: `${prefix}cb:ids`,
-    /** Pub/sub: one JSON message per change. */
-    channel: `${prefix}cb:changes`,
-  };
-}
-
-/** The shared state of one circuit as of change number `seq`. */
-interface Shared {
-  seq: number;
-  status: CircuitStatus;
-  failures: number;
-  openedAt: number;
-  /** Instance holding the probe lease ('' none). */
-  owner: string;
-  probeUntil: number;
-}
-
 interface Entry {
-  status: CircuitStatus;
-  failures: number;
-  openedAt: number;
-  /** This instance holds the probe. */
-  probing: boolean;
-  /** Another instance holds the probe until then (caller's clock); 0 for none. */
-  probeUntil: number;
+  /** The local view: the breaker machine's state. */
+  c: Circuit;
   /** The shared change last applied. */
   seq: number;
   /** Scripts of this instance in flight for this circuit. */
@@ -64,153 +50,15 @@ interface Entry {
   deferred: Shared | undefined;
 }
 
-interface Reply extends Shared {
-  /** The status before the script ran. */
-  from: CircuitStatus;
-  /** probe only: granted | closed | wait */
-  verdict: string;
-  left: number;
-}
-
-// Shared by the state-changing scripts. KEYS: state, probe, seq, ids. ARGV: id, channel, origin, ttl, ...
-const PRELUDE = `
-local hk, pk, seqk, idsk = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local id, channel, origin, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local function load()
-  local v = redis.call('HMGET', hk, 'status', 'failures', 'openedAt', 'probeOwner', 'probeUntil')
-  local s = { status = v[1] or 'closed', failures = tonumber(v[2] or '0'), openedAt = tonumber(v[3] or '0'),
-              owner = v[4] or '', probeUntil = tonumber(v[5] or '0') }
-  if s.owner ~= '' and redis.call('GET', pk) ~= s.owner then s.owner = ''; s.probeUntil = 0 end
-  return s
-end
-local function reply(s, seq, from, verdict, left)
-  return { seq, s.status, s.failures, s.openedAt, s.owner, s.probeUntil, from, verdict or '', left or 0 }
-end
-local function unchanged(s, verdict, left)
-  return reply(s, tonumber(redis.call('GET', seqk) or '0'), s.status, verdict, left)
-end
-local function commit(s, from, verdict, left)
-  local seq = redis.call('INCR', seqk)
-  if s.status == 'closed' and s.failures == 0 then
-    redis.call('DEL', hk, pk)
-    redis.call('SREM', idsk, id)
-  else
-    redis.call('HSET', hk, 'status', s.status, 'failures', s.failures, 'openedAt', s.openedAt,
-      'probeOwner', s.owner, 'probeUntil', s.probeUntil)
-    redis.call('PEXPIRE', hk, ttl)
-    redis.call('SADD', idsk, id)
-  end
-  redis.call('PUBLISH', channel, cjson.encode({ id = id, seq = seq, status = s.status, failures = s.failures,
-    openedAt = s.openedAt, owner = s.owner, probeUntil = s.probeUntil }))
-  return reply(s, seq, from, verdict, left)
-end
-`;
-
-// ARGV[5] now, ARGV[6] threshold. Counts a failure; opens at the threshold; a failure while
-// half-open re-opens from now; while open nothing changes (the cooldown is not extended).
-const FAIL_LUA = `${PRELUDE}
-local now, threshold = tonumber(ARGV[5]), tonumber(ARGV[6])
-local s = load()
-local from = s.status
-if s.status == 'open' then return unchanged(s) end
-if s.status == 'half-open' then
-  s.status = 'open'; s.openedAt = now; s.owner = ''; s.probeUntil = 0
-  redis.call('DEL', pk)
-  return commit(s, from)
-end
-s.failures = s.failures + 1
-if s.failures >= threshold then s.status = 'open'; s.openedAt = now end
-return commit(s, from)
-`;
-
-// Closes from closed (resetting the count) or half-open; never from open (a late success).
-const SUCCEED_LUA = `${PRELUDE}
-local s = load()
-if s.status == 'open' or (s.status == 'closed' and s.failures == 0) then return unchanged(s) end
-return commit({ status = 'closed', failures = 0, openedAt = 0, owner = '', probeUntil = 0 }, s.status)
-`;
-
-// ARGV[5] now, ARGV[6] cooldown, ARGV[7] lease. The one probe of the cluster: SET NX PX of the probe key.
-const PROBE_LUA = `${PRELUDE}
-local now, cooldown, lease = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local s = load()
-if s.status == 'closed' then return unchanged(s, 'closed', 0) end
-local left = s.openedAt + cooldown - now
-if left > 0 then return unchanged(s, 'wait', left) end
-if redis.call('SET', pk, origin, 'NX', 'PX', lease) then
-  local from = s.status
-  s.status = 'half-open'; s.owner = origin; s.probeUntil = now + lease
-  return commit(s, from, 'granted', 0)
-end
--- held by another instance: it settles with its request, so ask again soon (as the memory store says)
-return unchanged(s, 'wait', 0)
-`;
-
-// Gives the probe back (a cancelled probe: no verdict) if this instance holds it.
-const RELEASE_LUA = `${PRELUDE}
-local s = load()
-if s.status ~= 'half-open' or s.owner ~= origin then return unchanged(s) end
-redis.call('DEL', pk)
-s.owner = ''; s.probeUntil = 0
-return commit(s, s.status)
-`;
-
-// KEYS: seq, ids. ARGV: state key prefix, probe key prefix. Every circuit with state, and the seq it is as of.
-const SNAPSHOT_LUA = `
-local out = { tonumber(redis.call('GET', KEYS[1]) or '0') }
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-  local v = redis.call('HMGET', ARGV[1] .. id, 'status', 'failures', 'openedAt', 'probeOwner', 'probeUntil')
-  if not v[1] then
-    redis.call('SREM', KEYS[2], id)
-  else
-    local owner = v[4] or ''
-    if owner ~= '' and redis.call('GET', ARGV[2] .. id) ~= owner then owner = '' end
-    local n = #out
-    out[n + 1] = id; out[n + 2] = v[1]; out[n + 3] = tonumber(v[2] or '0'); out[n + 4] = tonumber(v[3] or '0')
-    out[n + 5] = owner; out[n + 6] = tonumber(v[5] or '0')
-  end
-end
-return out
-`;
-
-interface BreakerCommands {
-  sluiceCbFail(...args: (string | number)[]): Promise<unknown[]>;
-  sluiceCbSucceed(...args: (string | number)[]): Promise<unknown[]>;
-  sluiceCbProbe(...args: (string | number)[]): Promise<unknown[]>;
-  sluiceCbRelease(...args: (string | number)[]): Promise<unknown[]>;
-  sluiceCbSnapshot(...args: (string | number)[]): Promise<unknown[]>;
-}
-
-const STATUSES: ReadonlySet<string> = new Set(['closed', 'open', 'half-open']);
-function asStatus(v: unknown): CircuitStatus {
-  const s = String(v);
-  return (STATUSES.has(s) ? s : 'closed') as CircuitStatus;
-}
-
-function parseReply(r: unknown[]): Reply {
-  return {
-    seq: Number(r[0]),
-    status: asStatus(r[1]),
-    failures: Number(r[2]),
-    openedAt: Number(r[3]),
-    owner: String(r[4] ?? ''),
-    probeUntil: Number(r[5]),
-    from: asStatus(r[6]),
-    verdict: String(r[7] ?? ''),
-    left: Number(r[8] ?? 0),
-  };
-}
-
-function openFor(retryAfterMs: number): Admission {
-  return { kind: 'open', retryAfterMs: Math.max(retryAfterMs, 1000) };
-}
-
 /**
  * Breaker state shared through Redis, with a local mirror for the hot path.
  *
- * - The shared state of a circuit (a hash) changes only in Lua scripts, atomically; each change
- *   takes a number from one counter and is published with it. Every instance applies the messages
- *   to its mirror in that order, so a circuit opened anywhere is open everywhere a moment later.
+ * - The mirror holds the breaker machine's state per circuit (`../breaker-machine.ts`) and moves only
+ *   by its reducer: local events (admit, success, failure, release) and the shared state's changes.
+ * - The shared state of a circuit (a hash) changes only in Lua scripts (`breaker-scripts.ts`, the same
+ *   machine), atomically; each change takes a number from one counter and is published with it.
+ *   Every instance applies the messages to its mirror in that order, so a circuit opened anywhere is
+ *   open everywhere a moment later.
  * - peek/admit answer from the mirror, synchronously, except when the mirror says the cooldown is
  *   over: then admit asks Redis for the probe (SET NX PX of the probe key), so exactly one instance
  *   of the cluster probes.
@@ -231,7 +79,7 @@ export class RedisBreakerStore implements BreakerStore {
   private readonly maxEntries: number;
   private readonly onRemoteTransition: ((id: string, t: Transition) => void) | undefined;
   private readonly stopListening: () => void;
-  private readonly cmd: BreakerCommands;
+  private readonly scripts: BreakerScripts;
   /** The highest change number seen: a snapshot below it means Redis lost its data. */
   private maxSeq = 0;
   private readonly sync: SyncTracker;
@@ -248,19 +96,9 @@ export class RedisBreakerStore implements BreakerStore {
     this.stateTtlMs = opts.stateTtlMs ?? 24 * 3600_000;
     this.maxEntries = opts.maxEntries ?? 10_000;
     this.onRemoteTransition = opts.onRemoteTransition;
-    const client = conn.client;
-    client.defineCommand('sluiceCbFail', { numberOfKeys: 4, lua: FAIL_LUA });
-    client.defineCommand('sluiceCbSucceed', { numberOfKeys: 4, lua: SUCCEED_LUA });
-    client.defineCommand('sluiceCbProbe', { numberOfKeys: 4, lua: PROBE_LUA });
-    client.defineCommand('sluiceCbRelease', { numberOfKeys: 4, lua: RELEASE_LUA });
-    client.defineCommand('sluiceCbSnapshot', { numberOfKeys: 2, lua: SNAPSHOT_LUA });
-    this.cmd = client as unknown as BreakerCommands;
+    this.scripts = breakerScripts(conn.client);
     this.sync = new SyncTracker('RedisBreakerStore', conn, async () =>
-      this.applySnapshot(
-        await observed(conn, REDIS_BREAKER_STORE, 'snapshot', () =>
-          this.cmd.sluiceCbSnapshot(this.keys.seq, this.keys.ids, this.keys.state(''), this.keys.probe('')),
-        ),
-      ),
+      this.applySnapshot(await observed(conn, REDIS_BREAKER_STORE, 'snapshot', () => this.scripts.snapshot(this.keys))),
     );
     this.stopListening = conn.listen(
       this.keys.channel,
@@ -272,65 +110,48 @@ export class RedisBreakerStore implements BreakerStore {
   // ---- the port ---------------------------------------------------------------------------------
 
   peek(id: string, now: number, policy: BreakerPolicy): Admission {
-    return this.decide(this.entries.get(id), now, policy, this.conn.available());
+    return admission(this.entries.get(id)?.c, now, policy, this.conn.available());
   }
 
   admit(id: string, now: number, policy: BreakerPolicy): AdmitResult | Promise<AdmitResult> {
     const e = this.entries.get(id);
+    if (!e) return { admission: admission(undefined, now, policy) };
     const shared = this.conn.available();
-    const admission = this.decide(e, now, policy, shared);
-    if (admission.kind !== 'probe' || !e) return { admission };
-    return shared ? this.takeShared(id, e, now, policy) : takeLocal(e);
+    const a = admission(e.c, now, policy, shared);
+    if (a.kind !== 'probe') return { admission: a };
+    return shared ? this.takeShared(id, e, now, policy) : admitted(this.step(e, reduce(e.c, ADMIT, now, policy)));
   }
 
   onSuccess(id: string): Transition | undefined {
     const e = this.entries.get(id);
-    // A straggler admitted before the circuit opened does not close it: only the probe can.
-    if (!e || e.status === 'open') return undefined;
-    if (e.status === 'closed' && e.failures === 0) return undefined; // healthy: no Redis call
-    const from = e.status;
-    e.status = 'closed';
-    e.failures = 0;
-    e.openedAt = 0;
-    e.probing = false;
-    e.probeUntil = 0;
-    if (this.conn.available()) void this.send(id, e, 'succeed', (k) => this.cmd.sluiceCbSucceed(...k));
-    return from === 'closed' ? undefined : { from, to: 'closed' };
+    if (!e) return undefined;
+    const before = e.c;
+    const t = this.step(e, reduce(before, SUCCESS)).transition;
+    // A success on a healthy circuit (or a late one on an open circuit) changes nothing: no Redis call.
+    if (e.c !== before && this.conn.available()) void this.send(id, e, 'succeed', (k) => this.scripts.succeed(k));
+    return t;
   }
 
   onFailure(id: string, now: number, policy: BreakerPolicy): Transition | undefined {
     const e = this.entry(id);
-    if (e.status === 'open') return undefined;
-    let t: Transition | undefined;
-    if (e.status === 'half-open') {
-      e.status = 'open';
-      e.openedAt = now;
-      e.probing = false;
-      e.probeUntil = 0;
-      t = { from: 'half-open', to: 'open' };
-    } else {
-      e.failures++;
-      if (e.failures >= policy.failureThreshold) {
-        e.status = 'open';
-        e.openedAt = now;
-        t = { from: 'closed', to: 'open' };
-      }
-    }
-    if (this.conn.available()) {
-      void this.send(id, e, 'fail', (k) => this.cmd.sluiceCbFail(...k, Math.floor(now), policy.failureThreshold), policy);
+    const before = e.c;
+    const t = this.step(e, reduce(before, FAILURE, now, policy)).transition;
+    if (e.c !== before && this.conn.available()) {
+      void this.send(id, e, 'fail', (k) => this.scripts.fail(k, now, policy.failureThreshold), policy);
     }
     return t;
   }
 
   releaseProbe(id: string): void {
     const e = this.entries.get(id);
-    if (!e?.probing) return;
-    e.probing = false;
-    if (this.conn.available()) void this.send(id, e, 'release', (k) => this.cmd.sluiceCbRelease(...k));
+    if (!e) return;
+    const before = e.c;
+    this.step(e, reduce(before, RELEASE));
+    if (e.c !== before && this.conn.available()) void this.send(id, e, 'release', (k) => this.scripts.release(k));
   }
 
   status(id: string): CircuitStatus {
-    return this.entries.get(id)?.status ?? 'closed';
+    return this.entries.get(id)?.c.status ?? 'closed';
   }
 
   // ---- sync -------------------------------------------------------------------------------------
@@ -358,40 +179,24 @@ export class RedisBreakerStore implements BreakerStore {
 
   // ---- internals --------------------------------------------------------------------------------
 
-  private decide(e: Entry | undefined, now: number, policy: BreakerPolicy, shared: boolean): Admission {
-    if (!e || e.status === 'closed') return { kind: 'pass' };
-    const left = e.openedAt + policy.cooldownMs - now;
-    if (left > 0 || e.probing || (shared && e.status === 'half-open' && e.probeUntil > now)) return openFor(left);
-    return { kind: 'probe' };
+  private step(e: Entry, step: Step): Step {
+    e.c = step.state;
+    return step;
   }
 
   private async takeShared(id: string, e: Entry, now: number, policy: BreakerPolicy): Promise<AdmitResult> {
     const lease = Math.max(1, Math.round(this.lease(policy)));
-    const r = await this.send(
-      id,
-      e,
-      'probe',
-      (k) => this.cmd.sluiceCbProbe(...k, Math.floor(now), policy.cooldownMs, lease),
-      policy,
-      (reply) => {
-        // our own transition: made before the reply is applied, so it is not reported as remote
-        if (reply.verdict === 'granted') {
-          e.status = 'half-open';
-          e.probing = true;
-          e.probeUntil = 0;
-        }
-      },
-    );
-    if (!r) {
-      // Redis failed under us: decide locally, as the memory store would
-      const admission = this.decide(e, now, policy, false);
-      return admission.kind === 'probe' ? takeLocal(e) : { admission };
-    }
+    const r = await this.send(id, e, 'probe', (k) => this.scripts.probe(k, now, policy.cooldownMs, lease), policy, (reply) => {
+      // our own transition: made before the reply is applied, so it is not reported as remote
+      if (reply.verdict === 'granted') this.step(e, reduce(e.c, PROBE_GRANTED));
+    });
+    // Redis failed under us: decide locally, as the memory store would
+    if (!r) return admitted(this.step(e, reduce(e.c, ADMIT, now, policy)));
     if (r.verdict === 'granted') {
       return { admission: { kind: 'probe' }, transition: r.from === 'half-open' ? undefined : { from: r.from, to: 'half-open' } };
     }
     if (r.verdict === 'closed') return { admission: { kind: 'pass' } };
-    return { admission: openFor(r.left) };
+    return { admission: refuse(r.left) };
   }
 
   /** Run a script for circuit `id`; its reply is applied in order with the messages. Never rejects. */
@@ -399,19 +204,18 @@ export class RedisBreakerStore implements BreakerStore {
     id: string,
     e: Entry,
     op: string,
-    run: (keysAndArgs: (string | number)[]) => Promise<unknown[]>,
+    run: (keysAndArgs: (string | number)[]) => Promise<Reply>,
     policy?: BreakerPolicy,
     beforeApply?: (r: Reply) => void,
   ): Promise<Reply | undefined> {
     const ttl = Math.max(this.stateTtlMs, 2 * (policy?.cooldownMs ?? 0));
-    const k = this.keys;
-    const args = [k.state(id), k.probe(id), k.seq, k.ids, id, k.channel, this.origin, ttl];
+    const args = scriptArgs(this.keys, id, this.origin, ttl);
     e.pending++;
     let reply: Reply | undefined;
     const call = observed(this.conn, REDIS_BREAKER_STORE, op, () => run(args));
     this.inFlight.add(call);
     try {
-      reply = parseReply(await call);
+      reply = await call;
     } catch {
       reply = undefined; // reported by observed()
     } finally {
@@ -465,22 +269,15 @@ export class RedisBreakerStore implements BreakerStore {
     this.apply(id, e, s);
   }
 
+  /** The shared state as of `s.seq`, through the reducer. */
   private apply(id: string, e: Entry, s: Shared): void {
-    const from = e.status;
-    const leasedToUs = s.status === 'half-open' && s.owner === this.origin;
-    e.status = s.status;
-    e.failures = s.failures;
-    e.openedAt = s.openedAt;
-    // Only a probe this process is still running counts as ours: the shared state can take it away,
-    // never hand it back.
-    e.probing = e.probing && leasedToUs;
-    e.probeUntil = s.status === 'half-open' && s.owner !== '' && !leasedToUs ? s.probeUntil : 0;
+    const { transition, state } = this.step(e, reduce(e.c, { type: 'shared', shared: s, self: this.origin }));
     e.seq = s.seq;
     if (s.seq > this.maxSeq) this.maxSeq = s.seq;
-    if (from !== e.status) this.onRemoteTransition?.(id, { from, to: e.status });
-    if (leasedToUs && !e.probing && this.conn.available()) {
+    if (transition) this.onRemoteTransition?.(id, transition);
+    if (s.status === 'half-open' && s.owner === this.origin && !state.probing && this.conn.available()) {
       // A lease in our name with no probe running here (it settled while Redis was away): give it back.
-      void this.send(id, e, 'release', (k) => this.cmd.sluiceCbRelease(...k));
+      void this.send(id, e, 'release', (k) => this.scripts.release(k));
     }
   }
 
@@ -512,7 +309,7 @@ export class RedisBreakerStore implements BreakerStore {
     let e = this.entries.get(id);
     if (!e) {
       this.prune(1);
-      e = { status: 'closed', failures: 0, openedAt: 0, probing: false, probeUntil: 0, seq: 0, pending: 0, deferred: undefined };
+      e = { c: CLOSED, seq: 0, pending: 0, deferred: undefined };
       this.entries.set(id, e);
     }
     return e;
@@ -523,15 +320,12 @@ export class RedisBreakerStore implements BreakerStore {
     if (this.entries.size + adding <= this.maxEntries) return;
     for (const [id, e] of this.entries) {
       if (this.entries.size <= this.maxEntries * 0.9) break;
-      if (e.status === 'closed' && e.failures === 0 && e.pending === 0 && !e.probing) this.entries.delete(id);
+      if (isIdle(e.c) && e.pending === 0) this.entries.delete(id);
     }
   }
 }
 
-/** Take the probe in this process only (Redis unavailable): exactly what MemoryBreakerStore does. */
-function takeLocal(e: Entry): AdmitResult {
-  const from = e.status;
-  e.status = 'half-open';
-  e.probing = true;
-  return { admission: { kind: 'probe' }, transition: from === 'half-open' ? undefined : { from, to: 'half-open' } };
+/** An admit step as the port's result. */
+function admitted(step: Step): AdmitResult {
+  return step.transition ? { admission: step.admission!, transition: step.transition } : { admission: step.admission! };
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { SyncTracker } from './sync-tracker.js';
 import type { VectorIndex, VectorMatch } from '../vector-index.js';
-import { LshIndex, normalize, type LshOptions } from '../memory/vector-index.js';
+import { LshIndex, type LshOptions } from '../lsh-index.js';
+import { l2normalize } from '../../util/vector.js';
 import { observed, type RedisConnection } from './connection.js';
 
 export interface RedisVectorIndexOptions extends Omit<LshOptions, 'now'> {
@@ -122,7 +123,7 @@ export class RedisVectorIndex implements VectorIndex {
 
   async add(partition: string, id: string, vector: Float32Array, ttlSeconds: number): Promise<void> {
     if (!(ttlSeconds > 0)) return;
-    const unit = normalize(vector);
+    const unit = l2normalize(vector);
     if (!unit) return;
     const now = this.now();
     const expiresAt = Math.round(now + ttlSeconds * 1000);
