@@ -1,10 +1,15 @@
 /**
  * Sluice gateway benchmark: gateway vs direct-to-upstream, on one 2-core machine.
  *
+ *   npm run bench -- --help       # usage (see USAGE below); unknown arguments are an error
  *   npm run bench                 # full run, ≈ 9 minutes
  *   BENCH_QUICK=1 npm run bench   # ≈ 2.5 minutes, for a smoke check of the numbers
  *
- * Layout (see shared BENCHMARKING.md): the gateway is pinned to core 0; the fake upstream, this
+ * It builds the gateway (dist/) first, unless --no-build. Results go to an untracked
+ * benchmarks/results/run-<UTC time>.json (or --out / BENCH_OUT); the tracked summary
+ * benchmarks/results/latest.json is written only with --save-latest.
+ *
+ * Layout (see benchmarks/README.md, "Method"): the gateway is pinned to core 0; the fake upstream, this
  * orchestrator (autocannon, undici) and wrk are pinned to core 1. Every measurement interleaves the
  * gateway and the direct baseline over BENCH_REPS repetitions and reports medians; in the throughput,
  * fixed-rate and routing-overhead scenarios each rep starts at the next contender (A B C, B C A, ...).
@@ -15,14 +20,16 @@
  *
  * Other env: BENCH_REPS (default 3), BENCH_CPU_PROF=<dir> (run the gateway under node --cpu-prof,
  * profile written to <dir> when it stops; figures are then not representative),
- * BENCH_OUT=<file> (default benchmarks/results/latest.json), BENCH_REDIS_URL (default
+ * BENCH_OUT=<file> (same as --out), BENCH_REDIS_URL (default
  * redis://127.0.0.1:6379/15, flushed by the cache scenario), BENCH_NO_REDIS=1 (skip the Redis figures).
  * Traffic goes to 127.0.0.1 only. Every child process is stopped on exit, error or Ctrl-C.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import {
   BENCH_DIR,
   ManagedProcess,
@@ -49,19 +56,93 @@ import type { BenchContext } from './scenario.js';
 import { SCENARIOS } from './scenarios/index.js';
 
 
-const OUT_FILE = process.env.BENCH_OUT ?? path.join(BENCH_DIR, 'results', 'latest.json');
+/** The tracked summary of a full run (the README's figures come from it): written only with --save-latest. */
+export const LATEST_FILE = path.join(BENCH_DIR, 'results', 'latest.json');
+
+export const USAGE = `Usage: npm run bench [-- options]
+       node --import tsx benchmarks/run.ts [options]
+
+Measures the gateway against a direct call to a fake upstream, pinned on this machine's two cores.
+A full run takes about 9 minutes (BENCH_QUICK=1: about 2.5). It builds dist/ first.
+
+Options:
+  -h, --help       print this and exit
+  --out <file>     write the results JSON here (default: BENCH_OUT, else the untracked
+                   benchmarks/results/run-<UTC time>.json)
+  --save-latest    also write the tracked summary benchmarks/results/latest.json
+  --no-build       use the existing dist/ instead of building it first
+
+Environment: BENCH_QUICK=1, BENCH_REPS=N, BENCH_ONLY=id1,id2, BENCH_REDIS_URL, BENCH_NO_REDIS=1,
+BENCH_OUT, BENCH_CPU_PROF=<dir>, BENCH_QUIET_WAIT_S=N, BENCH_HARD_LIMIT_S=N, BENCH_NO_WRK=1
+(see benchmarks/README.md).
+Scenario ids: ${SCENARIOS.map((s) => s.id).join(', ')}
+`;
+
+export interface CliOptions {
+  out: string | undefined;
+  saveLatest: boolean;
+  build: boolean;
+}
+
+/**
+ * Reads the command line and BENCH_ONLY before anything starts: `help` for -h/--help, `error` (with
+ * a message) for an unknown argument or scenario id.
+ */
+export function readCli(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+): { kind: 'help' } | { kind: 'error'; message: string } | { kind: 'run'; options: CliOptions } {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        out: { type: 'string' },
+        'save-latest': { type: 'boolean' },
+        'no-build': { type: 'boolean' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (e) {
+    return { kind: 'error', message: e instanceof Error ? e.message : String(e) };
+  }
+  if (values.help) return { kind: 'help' };
+  if (values.out === '') return { kind: 'error', message: '--out needs a file name' };
+  const ids = new Set(SCENARIOS.map((s) => s.id));
+  const unknown = (env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x && !ids.has(x));
+  if (unknown.length) return { kind: 'error', message: `BENCH_ONLY: unknown scenario id ${unknown.map((x) => `"${x}"`).join(', ')}` };
+  return { kind: 'run', options: { out: values.out ?? (env.BENCH_OUT || undefined), saveLatest: values['save-latest'] === true, build: values['no-build'] !== true } };
+}
+
+/** The default results file: untracked (benchmarks/results/run-*.json is gitignored), one per run. */
+function defaultOutFile(startedAt: number): string {
+  return path.join(BENCH_DIR, 'results', `run-${new Date(startedAt).toISOString().slice(0, 19).replace(/:/g, '-')}.json`);
+}
+
+/** Builds dist/ with the project's TypeScript (what `npm run build` does), output shown. */
+function buildGateway(): void {
+  execFileSync(process.execPath, [path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, stdio: 'inherit' });
+}
 
 // ---------------------------------------------------------------------------------------------
 // Orchestration
 
-async function main(): Promise<void> {
+async function main(opts: CliOptions, argv: string[]): Promise<void> {
+  if (opts.build) buildGateway();
   const t0 = Date.now();
+  const OUT_FILE = path.resolve(opts.out ?? defaultOutFile(t0));
+  const outFiles = opts.saveLatest && OUT_FILE !== LATEST_FILE ? [OUT_FILE, LATEST_FILE] : [OUT_FILE];
   installCleanup(CFG.hardLimitS * 1000);
   const log = (msg: string): void => void process.stdout.write(`${msg}\n`);
   const machine = machineInfo();
   const pinned = pinSelf(CFG.cpu.load);
   if (!pinned) log('! could not pin the orchestrator with taskset; figures will be noisier');
-  if (!existsSync(path.join(REPO_ROOT, 'dist', 'main.js'))) throw new Error('dist/main.js missing: run `npx tsc -p tsconfig.build.json` (npm run bench does)');
+  if (!existsSync(path.join(REPO_ROOT, 'dist', 'main.js'))) throw new Error('dist/main.js missing: run `npx tsc -p tsconfig.build.json` (the bench does unless --no-build)');
   if (!findWrk()) log(`! ${WRK_INSTALL_HINT}\n! Falling back to autocannon for the fixed-rate latency figures (millisecond resolution only).`);
 
   log(`Sluice benchmark${QUICK ? ' (quick)' : ''}: ${machine.nproc} cores, ${machine.cpuModel}, Node ${machine.node}`);
@@ -275,10 +356,9 @@ async function main(): Promise<void> {
     );
   }
   const elapsedS = (Date.now() - t0) / 1000;
-  out.push(`\nTotal run time ${elapsedS.toFixed(0)} s. Full figures: ${path.relative(REPO_ROOT, OUT_FILE)}`);
+  out.push(`\nTotal run time ${elapsedS.toFixed(0)} s. Full figures: ${outFiles.map((f) => path.relative(REPO_ROOT, f)).join(' and ')}`);
   log(out.join('\n'));
 
-  mkdirSync(path.dirname(OUT_FILE), { recursive: true });
   const json = {
     startedAt: new Date(t0).toISOString(),
     elapsedS: round(elapsedS, 1),
@@ -287,7 +367,7 @@ async function main(): Promise<void> {
     machine,
     layout: { gatewayCore: CFG.cpu.gateway, loadCore: CFG.cpu.load, orchestratorPinned: pinned },
     commands: {
-      bench: `${QUICK ? 'BENCH_QUICK=1 ' : ''}npm run bench`,
+      bench: `${QUICK ? 'BENCH_QUICK=1 ' : ''}npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`,
       ...commands,
       throughput: `autocannon programmatic API: POST, ${CFG.throughput.connections} connections, pipelining 1, ${CFG.throughput.durationS} s per rep, in the orchestrator pinned to core ${CFG.cpu.load}`,
       streams: `undici request() with Agent{connections:1, keep-alive}, sequential, ${CFG.streams.chunks} chunks, interval 0 and ${CFG.streams.pacedIntervalMs} ms`,
@@ -301,13 +381,27 @@ async function main(): Promise<void> {
     reference,
     scenarios: Object.fromEntries(selected.map((s) => [s.id, { title: s.title, ...ctx.results[s.id] }])),
   };
-  writeFileSync(OUT_FILE, `${JSON.stringify(json, (_k, v: unknown) => (typeof v === 'number' && !Number.isInteger(v) ? round(v, 4) : v), 2)}\n`);
+  const text = `${JSON.stringify(json, (_k, v: unknown) => (typeof v === 'number' && !Number.isInteger(v) ? round(v, 4) : v), 2)}\n`;
+  for (const f of outFiles) {
+    mkdirSync(path.dirname(f), { recursive: true });
+    writeFileSync(f, text);
+  }
   process.exit(0);
 }
 
-// Run only when executed (not when imported for its types or SCENARIOS).
+// Run only when executed (not when imported for readCli or USAGE).
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  main().catch(async (e: unknown) => {
+  const argv = process.argv.slice(2);
+  const cli = readCli(argv);
+  if (cli.kind === 'help') {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  if (cli.kind === 'error') {
+    process.stderr.write(`bench: ${cli.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  main(cli.options, argv).catch(async (e: unknown) => {
     process.stderr.write(`\nbenchmark failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     await stopAll(1500);
     process.exit(1);
