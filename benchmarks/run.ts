@@ -124,6 +124,12 @@ function defaultOutFile(startedAt: number): string {
   return path.join(BENCH_DIR, 'results', `run-${new Date(startedAt).toISOString().slice(0, 19).replace(/:/g, '-')}.json`);
 }
 
+/** A path relative to the repository when it is inside it, else absolute. */
+function shortPath(f: string): string {
+  const r = path.relative(REPO_ROOT, f);
+  return r.startsWith('..') || path.isAbsolute(r) ? f : r;
+}
+
 /** Builds dist/ with the project's TypeScript (what `npm run build` does), output shown. */
 function buildGateway(): void {
   execFileSync(process.execPath, [path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, stdio: 'inherit' });
@@ -356,7 +362,7 @@ async function main(opts: CliOptions, argv: string[]): Promise<void> {
     );
   }
   const elapsedS = (Date.now() - t0) / 1000;
-  out.push(`\nTotal run time ${elapsedS.toFixed(0)} s. Full figures: ${outFiles.map((f) => path.relative(REPO_ROOT, f)).join(' and ')}`);
+  out.push(`\nTotal run time ${elapsedS.toFixed(0)} s. Full figures: ${outFiles.map(shortPath).join(' and ')}`);
   log(out.join('\n'));
 
   const json = {
