@@ -1,5 +1,5 @@
 /**
- * Reusable pieces for the gateway benchmarks (see benchmarks/README.md and shared BENCHMARKING.md):
+ * Reusable pieces for the gateway benchmarks (method in benchmarks/README.md):
  * pinned child processes that are always cleaned up, /proc readers for CPU time and RSS, load
  * generators (autocannon's programmatic API, wrk with a Lua script), sequential stream timing with
  * undici, and small statistics/formatting helpers.

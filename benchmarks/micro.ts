@@ -1,0 +1,426 @@
+/**
+ * Micro-benchmarks of the gateway's hot functions, in one process, no sockets: nanoseconds per call.
+ *
+ *   npm run bench:micro                      # every case, about 20 s
+ *   npm run bench:micro -- --only resolve    # cases whose name contains "resolve"
+ *   npm run bench:micro -- --help
+ *
+ * Each case is warmed up (JIT), then timed over several rounds of a fixed number of calls (chosen
+ * from the warm-up speed so that a round lasts about --round-ms); the figure is the median ns/call
+ * over the rounds, with the fastest and slowest round beside it. Before timing, each case's result is
+ * checked once (a plan run must answer 200, a stream must carry all its chunks), so a broken case
+ * fails instead of timing an error path.
+ *
+ * The macro benchmark (benchmarks/run.ts) says what a request costs end to end; these say where the
+ * per-request work goes: body validation, config resolution (plan cache hit and miss), one
+ * single-target plan run against a stub dispatcher (no HTTP), SSE decoding and encoding.
+ */
+import { EventEmitter } from 'node:events';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { Observable } from 'rxjs';
+import type { Dispatcher } from 'undici';
+import { parseBody } from '../src/config/bodies.js';
+import type { Headers } from '../src/config/headers.js';
+import { ConfigResolver } from '../src/config/resolve.js';
+import { noopTelemetry } from '../src/metrics/telemetry.js';
+import { newContext, type PipelineDeps } from '../src/pipeline/context.js';
+import type { GatewayEvent } from '../src/pipeline/events.js';
+import { runPlan } from '../src/pipeline/run-plan.js';
+import type { PlanDeps } from '../src/plan/build-plan.js';
+import type { PlanNode } from '../src/plan/types.js';
+import { ProviderRegistry, defaultProviders } from '../src/providers/registry.js';
+import { HostGuard } from '../src/security/host-guard.js';
+import { MemoryBreakerStore } from '../src/state/memory/breaker-store.js';
+import { createSseDecoder } from '../src/upstream/sse-decode.js';
+import { sseData } from '../src/upstream/sse-encode.js';
+
+// ---------------------------------------------------------------------------------------------
+// The timing loop
+
+export interface MicroCase {
+  name: string;
+  /** One call of the measured work. A promise is awaited (the await is part of the figure). */
+  fn: () => unknown;
+  /** Throws when a result is not what the case should produce (run once, before timing). */
+  check?: (result: unknown) => void;
+}
+
+export interface MicroOptions {
+  /** Warm-up time per case, ms. */
+  warmupMs: number;
+  /** Timed rounds per case. */
+  rounds: number;
+  /** Target duration of one round, ms (sets the calls per round from the warm-up speed). */
+  roundMs: number;
+  /** Fixed calls per round instead (and as many warm-up calls): for smoke tests. */
+  iterations?: number;
+}
+
+export const DEFAULT_OPTIONS: MicroOptions = { warmupMs: 300, rounds: 7, roundMs: 150 };
+
+export interface MicroResult {
+  name: string;
+  /** Median over the rounds. */
+  nsPerCall: number;
+  minNs: number;
+  maxNs: number;
+  callsPerRound: number;
+  rounds: number;
+}
+
+/** Keeps every result reachable, so no call can be optimised away. */
+let sink: unknown;
+
+async function callMany(fn: () => unknown, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const r = fn();
+    sink = r instanceof Promise ? await r : r;
+  }
+}
+
+export async function measure(c: MicroCase, o: MicroOptions): Promise<MicroResult> {
+  let first = c.fn();
+  if (first instanceof Promise) first = await first;
+  c.check?.(first);
+  let perRound: number;
+  if (o.iterations !== undefined) {
+    perRound = Math.max(1, o.iterations);
+    await callMany(c.fn, perRound);
+  } else {
+    let calls = 0;
+    const t0 = performance.now();
+    while (performance.now() - t0 < o.warmupMs) {
+      await callMany(c.fn, 16);
+      calls += 16;
+    }
+    perRound = Math.max(1, Math.round((o.roundMs * calls) / (performance.now() - t0)));
+  }
+  const ns: number[] = [];
+  for (let r = 0; r < o.rounds; r++) {
+    const t0 = process.hrtime.bigint();
+    await callMany(c.fn, perRound);
+    ns.push(Number(process.hrtime.bigint() - t0) / perRound);
+  }
+  ns.sort((a, b) => a - b);
+  const m = ns.length >> 1;
+  const median = ns.length % 2 ? ns[m]! : (ns[m - 1]! + ns[m]!) / 2;
+  return { name: c.name, nsPerCall: median, minNs: ns[0]!, maxNs: ns[ns.length - 1]!, callsPerRound: perRound, rounds: o.rounds };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+
+const CHAT_MINIMAL = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] };
+
+const CHAT_TYPICAL = {
+  model: 'gpt-4o-mini',
+  messages: [
+    { role: 'system', content: 'You are a helpful assistant. Answer briefly and cite the documentation you used.' },
+    { role: 'user', content: 'What is the capital of France?' },
+    { role: 'assistant', content: 'Paris.' },
+    { role: 'user', content: [{ type: 'text', text: 'And what is its population?' }] },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"city":"Paris"}' } }] },
+    { role: 'tool', tool_call_id: 'call_1', content: '{"population":2102650}' },
+  ],
+  temperature: 0.7,
+  top_p: 1,
+  max_tokens: 256,
+  stream: true,
+  stream_options: { include_usage: true },
+  user: 'user-1234',
+  tools: [
+    {
+      type: 'function',
+      function: { name: 'lookup', description: 'Looks a city up', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+    },
+  ],
+};
+
+const EMBEDDINGS_BATCH = { model: 'text-embedding-3-small', input: Array.from({ length: 16 }, (_, i) => `document number ${i}: some text to embed`) };
+
+const API_KEY = 'sk-micro-0123456789abcdef';
+const target = { provider: 'openai', api_key: API_KEY };
+const CONFIG_SINGLE = JSON.stringify(target);
+const CONFIG_SINGLE_B = JSON.stringify({ provider: 'openai', api_key: `${API_KEY}-b` });
+const CONFIG_FALLBACK = JSON.stringify({
+  strategy: { mode: 'fallback' },
+  retry: { attempts: 2 },
+  request_timeout: 10_000,
+  cb_config: { failure_threshold: 5, cooldown_interval: 30_000 },
+  targets: [target, { provider: 'groq', api_key: API_KEY }, { provider: 'openai', api_key: `${API_KEY}-c`, override_params: { model: 'gpt-4o' } }],
+});
+const CONFIG_FALLBACK_B = CONFIG_FALLBACK.replace('"attempts":2', '"attempts":3');
+
+const header = (config: string): Headers => ({
+  'x-gateway-api-key': 'sk-gateway',
+  'x-gateway-config': config,
+  'content-type': 'application/json',
+  authorization: 'Bearer sk-client',
+});
+const LOOSE_HEADERS: Headers = {
+  'x-gateway-api-key': 'sk-gateway',
+  'x-gateway-provider': 'openai',
+  'content-type': 'application/json',
+  authorization: `Bearer ${API_KEY}`,
+};
+
+const CREATED = 1_700_000_000;
+const COMPLETION = Buffer.from(
+  JSON.stringify({
+    id: 'chatcmpl-micro',
+    object: 'chat.completion',
+    created: CREATED,
+    model: 'gpt-4o-mini-2024-07-18',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello! How can I help you today?' }, logprobs: null, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 9, completion_tokens: 9, total_tokens: 18 },
+  }),
+);
+const chunkJson = (i: number, last: boolean): string =>
+  JSON.stringify({
+    id: 'chatcmpl-micro',
+    object: 'chat.completion.chunk',
+    created: CREATED,
+    model: 'gpt-4o-mini-2024-07-18',
+    system_fingerprint: 'fp_micro',
+    choices: [{ index: 0, delta: i === 0 ? { role: 'assistant', content: '' } : last ? {} : { content: ` tok${i}` }, logprobs: null, finish_reason: last ? 'stop' : null }],
+  });
+const STREAM_CHUNKS = 20;
+const CHUNK_JSON = Array.from({ length: STREAM_CHUNKS }, (_, i) => chunkJson(i, i === STREAM_CHUNKS - 1));
+const USAGE_JSON = JSON.stringify({ id: 'chatcmpl-micro', object: 'chat.completion.chunk', created: CREATED, model: 'gpt-4o-mini-2024-07-18', choices: [], usage: { prompt_tokens: 9, completion_tokens: 19, total_tokens: 28 } });
+/** The upstream's stream as it arrives: one buffer per event, then the usage chunk and [DONE]. */
+const STREAM_PARTS = [...CHUNK_JSON, USAGE_JSON, '[DONE]'].map((d) => Buffer.from(`data: ${d}\n\n`));
+const MULTILINE_JSON = JSON.stringify({ a: 1, b: [1, 2, 3] }, null, 2);
+
+// ---------------------------------------------------------------------------------------------
+// A stub dispatcher: answers every request from memory, as undici's request() would (no socket)
+
+/** A response body that delivers its parts once call.ts has attached its 'end' listener. */
+class StubBody extends EventEmitter {
+  constructor(private readonly parts: readonly Buffer[]) {
+    super();
+  }
+  override on(event: string | symbol, listener: (...args: any[]) => void): this {
+    super.on(event, listener);
+    if (event === 'end') {
+      queueMicrotask(() => {
+        for (const p of this.parts) this.emit('data', p);
+        this.emit('end');
+      });
+    }
+    return this;
+  }
+}
+
+function stubDispatcher(): Dispatcher {
+  const json = { 'content-type': 'application/json' };
+  const sse = { 'content-type': 'text/event-stream' };
+  return {
+    request(opts: { body?: string }) {
+      const stream = typeof opts.body === 'string' && opts.body.includes('"stream":true');
+      return Promise.resolve({ statusCode: 200, headers: stream ? sse : json, body: new StubBody(stream ? STREAM_PARTS : [COMPLETION]) });
+    },
+  } as unknown as Dispatcher;
+}
+
+/** Subscribes and resolves with the events once the plan's Observable completes. */
+function collect(obs: Observable<GatewayEvent>): Promise<GatewayEvent[]> {
+  return new Promise((resolve, reject) => {
+    const events: GatewayEvent[] = [];
+    obs.subscribe({ next: (e) => events.push(e), error: reject, complete: () => resolve(events) });
+  });
+}
+
+function expect(ok: boolean, what: string): void {
+  if (!ok) throw new Error(`micro-benchmark check failed: ${what}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cases
+
+export function microCases(): MicroCase[] {
+  const registry = new ProviderRegistry(defaultProviders());
+  const planDeps: PlanDeps = { virtualKeys: new Map(), registry, hostGuard: new HostGuard({ trusted: [] }) };
+  const saved = new Map();
+  const hitResolver = new ConfigResolver(planDeps, saved);
+  // One cached plan and two header sets taking turns: every call compiles.
+  const missResolver = new ConfigResolver(planDeps, saved, 1);
+  const turn = <T>(a: T, b: T): (() => T) => {
+    let i = 0;
+    return () => (i++ & 1 ? b : a);
+  };
+  const singleMiss = turn(header(CONFIG_SINGLE), header(CONFIG_SINGLE_B));
+  const fallbackMiss = turn(header(CONFIG_FALLBACK), header(CONFIG_FALLBACK_B));
+
+  const stub = stubDispatcher();
+  const deps: PipelineDeps = {
+    registry,
+    dispatchers: { trusted: stub, guarded: stub },
+    telemetry: noopTelemetry,
+    breakers: new MemoryBreakerStore(),
+    streamIdleTimeoutMs: 60_000,
+    requestBudgetMs: 600_000,
+    now: Date.now,
+    random: Math.random,
+  };
+  const plan: PlanNode = hitResolver.resolve(header(CONFIG_SINGLE));
+  const reqHeaders = header(CONFIG_SINGLE);
+  const jsonBody = parseBody('chat', CHAT_MINIMAL) as Record<string, unknown>;
+  const streamBody = parseBody('chat', { ...CHAT_MINIMAL, stream: true }) as Record<string, unknown>;
+  const runOnce = (body: Record<string, unknown>, stream: boolean): Promise<GatewayEvent[]> =>
+    collect(runPlan(plan, newContext('trace-micro', { endpoint: 'chat', body, stream, headers: reqHeaders }, deps.now(), '/v1/chat/completions'), deps));
+
+  const decoderEvents = { n: 0 };
+  const sharedDecoder = createSseDecoder(() => decoderEvents.n++);
+  const oneEvent = STREAM_PARTS[1]!;
+
+  return [
+    { name: 'parseBody chat, minimal', fn: () => parseBody('chat', CHAT_MINIMAL) },
+    { name: 'parseBody chat, 6 messages + tools + params', fn: () => parseBody('chat', CHAT_TYPICAL) },
+    { name: 'parseBody embeddings, 16 inputs', fn: () => parseBody('embeddings', EMBEDDINGS_BATCH) },
+    {
+      name: 'ConfigResolver.resolve hit, inline config',
+      fn: () => hitResolver.resolve(header(CONFIG_SINGLE)),
+      check: (p) => expect(p === plan, 'a hit returns the cached plan'),
+    },
+    { name: 'ConfigResolver.resolve hit, provider headers', fn: () => hitResolver.resolve(LOOSE_HEADERS) },
+    {
+      name: 'ConfigResolver.resolve miss, inline single target',
+      fn: () => missResolver.resolve(singleMiss()),
+      check: (p) => expect((p as PlanNode).kind === 'target', 'a single-target plan'),
+    },
+    {
+      name: 'ConfigResolver.resolve miss, fallback of 3 + retry + breaker',
+      fn: () => missResolver.resolve(fallbackMiss()),
+      check: (p) => expect((p as PlanNode).kind === 'fallback', 'a fallback plan'),
+    },
+    {
+      name: 'plan run, single target, JSON (stub dispatcher)',
+      fn: () => runOnce(jsonBody, false),
+      check: (r) => {
+        const e = r as GatewayEvent[];
+        expect(e.length === 1 && e[0]!.type === 'json' && e[0]!.status === 200, 'one json event, status 200');
+      },
+    },
+    {
+      name: `plan run, single target, ${STREAM_CHUNKS}-chunk stream (stub dispatcher)`,
+      fn: () => runOnce(streamBody, true),
+      check: (r) => {
+        const e = r as GatewayEvent[];
+        expect(e[0]?.type === 'stream-start', 'the stream starts with stream-start');
+        expect(e.filter((x) => x.type === 'chunk').length >= STREAM_CHUNKS, `at least ${STREAM_CHUNKS} chunks`);
+      },
+    },
+    {
+      name: `SSE decode, ${STREAM_PARTS.length}-event stream (new decoder)`,
+      fn: () => {
+        let n = 0;
+        const d = createSseDecoder(() => n++);
+        for (const p of STREAM_PARTS) d.write(p);
+        d.end();
+        return n;
+      },
+      check: (n) => expect(n === STREAM_PARTS.length, `${STREAM_PARTS.length} events decoded`),
+    },
+    {
+      name: 'SSE decode, one chunk event',
+      fn: () => {
+        sharedDecoder.write(oneEvent);
+        return decoderEvents.n;
+      },
+      check: (n) => expect(n === 1, 'one event decoded'),
+    },
+    { name: 'SSE encode (sseData), one chunk', fn: () => sseData(CHUNK_JSON[1]!), check: (s) => expect(s === `data: ${CHUNK_JSON[1]}\n\n`, 'one data frame') },
+    { name: 'SSE encode (sseData), multi-line JSON', fn: () => sseData(MULTILINE_JSON), check: (s) => expect(!(s as string).slice(0, -2).includes('\n'), 'one line') },
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command line
+
+export const USAGE = `Usage: npm run bench:micro [-- options]
+
+Times the gateway's hot functions in this process (no sockets) and prints the median ns per call.
+
+Options:
+  -h, --help          print this and exit
+  --only <text>       run only the cases whose name contains <text> (case-insensitive)
+  --rounds <n>        timed rounds per case (default ${DEFAULT_OPTIONS.rounds})
+  --round-ms <ms>     target length of a round (default ${DEFAULT_OPTIONS.roundMs})
+  --warmup-ms <ms>    warm-up per case (default ${DEFAULT_OPTIONS.warmupMs})
+  --iterations <n>    fixed calls per round (and warm-up), instead of timing the warm-up (smoke tests)
+`;
+
+function positiveInt(name: string, v: string | undefined, fallback: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${v}"`);
+  return n;
+}
+
+/** Reads the command line: options, the case filter, or help. Throws on anything it does not know. */
+export function readMicroCli(argv: string[]): { help: true } | { help: false; options: MicroOptions; only: string | undefined } {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      only: { type: 'string' },
+      rounds: { type: 'string' },
+      'round-ms': { type: 'string' },
+      'warmup-ms': { type: 'string' },
+      iterations: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) return { help: true };
+  const options: MicroOptions = {
+    rounds: positiveInt('--rounds', values.rounds, DEFAULT_OPTIONS.rounds),
+    roundMs: positiveInt('--round-ms', values['round-ms'], DEFAULT_OPTIONS.roundMs),
+    warmupMs: positiveInt('--warmup-ms', values['warmup-ms'], DEFAULT_OPTIONS.warmupMs),
+  };
+  if (values.iterations !== undefined) options.iterations = positiveInt('--iterations', values.iterations, 1);
+  return { help: false, options, only: values.only };
+}
+
+const fmtNs = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+
+/** Runs the cases (those whose name contains `only`), printing a line per case through `write`. */
+export async function runMicro(o: MicroOptions, only: string | undefined, write: (s: string) => void): Promise<MicroResult[]> {
+  const cases = microCases().filter((c) => !only || c.name.toLowerCase().includes(only.toLowerCase()));
+  if (cases.length === 0) throw new Error(`--only "${only}" matches no case`);
+  const how = o.iterations !== undefined ? `of ${o.iterations} calls` : `of ≈${o.roundMs} ms after ${o.warmupMs} ms of warm-up`;
+  write(`Sluice micro-benchmarks: Node ${process.version}; median ns per call over ${o.rounds} rounds ${how}\n\n`);
+  const width = Math.max(...cases.map((c) => c.name.length));
+  write(`${'case'.padEnd(width)}  ${'ns/call'.padStart(9)}  ${'min'.padStart(9)}  ${'max'.padStart(9)}  ${'calls/round'.padStart(11)}\n`);
+  const results: MicroResult[] = [];
+  for (const c of cases) {
+    const r = await measure(c, o);
+    results.push(r);
+    write(`${r.name.padEnd(width)}  ${fmtNs(r.nsPerCall).padStart(9)}  ${fmtNs(r.minNs).padStart(9)}  ${fmtNs(r.maxNs).padStart(9)}  ${String(r.callsPerRound).padStart(11)}\n`);
+  }
+  return results;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  let cli: ReturnType<typeof readMicroCli>;
+  try {
+    cli = readMicroCli(process.argv.slice(2));
+  } catch (e) {
+    process.stderr.write(`bench:micro: ${e instanceof Error ? e.message : String(e)}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (cli.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  runMicro(cli.options, cli.only, (s) => void process.stdout.write(s)).then(
+    () => process.exit(0),
+    (e: unknown) => {
+      process.stderr.write(`bench:micro failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.exit(1);
+    },
+  );
+}

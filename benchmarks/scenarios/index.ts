@@ -1,0 +1,12 @@
+/** The scenarios, in run order. Add new ones here (one file per scenario). */
+import type { Scenario } from '../scenario.js';
+import { throughput } from './throughput.js';
+import { fixedRate } from './fixed-rate.js';
+import { streams } from './streams.js';
+import { logWarn } from './log-warn.js';
+import { routingOverhead } from './routing-overhead.js';
+import { routingExperiment } from './routing-experiment.js';
+import { cacheScenario } from './cache.js';
+import { semantic } from './semantic.js';
+
+export const SCENARIOS: Scenario[] = [throughput, fixedRate, streams, logWarn, routingOverhead, routingExperiment, cacheScenario, semantic];
