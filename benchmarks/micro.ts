@@ -28,7 +28,7 @@ import { ConfigResolver } from '../src/config/resolve.js';
 import { noopTelemetry } from '../src/metrics/telemetry.js';
 import { newContext, type PipelineDeps } from '../src/pipeline/context.js';
 import type { GatewayEvent } from '../src/pipeline/events.js';
-import { runPlan } from '../src/pipeline/run-plan.js';
+import { PlanRunner } from '../src/pipeline/run-plan.js';
 import type { PlanDeps } from '../src/plan/build-plan.js';
 import type { PlanNode } from '../src/plan/types.js';
 import { ProviderRegistry, defaultProviders } from '../src/providers/registry.js';
@@ -266,11 +266,12 @@ export function microCases(): MicroCase[] {
     random: Math.random,
   };
   const plan: PlanNode = hitResolver.resolve(header(CONFIG_SINGLE));
+  const runner = new PlanRunner(deps);
   const reqHeaders = header(CONFIG_SINGLE);
   const jsonBody = parseBody('chat', CHAT_MINIMAL) as Record<string, unknown>;
   const streamBody = parseBody('chat', { ...CHAT_MINIMAL, stream: true }) as Record<string, unknown>;
   const runOnce = (body: Record<string, unknown>, stream: boolean): Promise<GatewayEvent[]> =>
-    collect(runPlan(plan, newContext('trace-micro', { endpoint: 'chat', body, stream, headers: reqHeaders }, deps.now(), '/v1/chat/completions'), deps));
+    collect(runner.run(plan, newContext('trace-micro', { endpoint: 'chat', body, stream, headers: reqHeaders }, deps.now(), '/v1/chat/completions')));
 
   const decoderEvents = { n: 0 };
   const sharedDecoder = createSseDecoder(() => decoderEvents.n++);
