@@ -10,6 +10,8 @@ export interface CircuitBreakerOptions {
   failureStatusCodes?: readonly number[];
   now: () => number;
   onState?: (status: CircuitStatus, transition?: Transition) => void;
+  /** Called when the open circuit refuses a request (before the 503 travels down). */
+  onRefused?: () => void;
 }
 
 const TRANSPORT = new Set(['upstream_unreachable', 'upstream_invalid_response', 'stream_interrupted', 'request_timeout']);
@@ -41,7 +43,10 @@ export function circuitBreaker<T>(o: CircuitBreakerOptions): MonoTypeOperatorFun
 
   function guarded(source: Observable<T>, { admission, transition }: AdmitResult): Observable<T> {
     if (transition) o.onState?.(transition.to, transition);
-    if (admission.kind === 'open') return throwError(() => circuitOpenError(admission.retryAfterMs));
+    if (admission.kind === 'open') {
+      o.onRefused?.();
+      return throwError(() => circuitOpenError(admission.retryAfterMs));
+    }
     const probe = admission.kind === 'probe';
     let settled = false;
     // Recording an outcome never fails or hangs the request it belongs to: the observer below forwards

@@ -71,6 +71,9 @@ function runTarget(node: TargetNode, ctx: RequestContext, deps: PipelineDeps): O
         failureStatusCodes: node.settings.cb_config!.failure_status_codes,
         now: deps.now,
         onState: (status, transition) => deps.telemetry.circuit(node.id, status, transition),
+        onRefused: () => {
+          ctx.failed = { provider: deps.registry.get(node.target.provider).descriptor.id, target: node.path, retries: 0 };
+        },
       }),
     );
   }
@@ -135,7 +138,10 @@ function cached(node: PlanNode, cache: CacheSettings, ctx: RequestContext, deps:
     embed: c.embed,
     available: c.available,
     inflight: c.inflight,
-    onLookup: (mode, status) => deps.telemetry.cacheLookup(mode, status),
+    onLookup: (mode, status) => {
+      ctx.cacheStatus = status;
+      deps.telemetry.cacheLookup(mode, status);
+    },
   });
 }
 
