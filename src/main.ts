@@ -134,8 +134,14 @@ if (command === 'serve') {
   void serve(rest);
 } else if (command === 'plan') {
   plan(rest);
+} else if (command === 'quickstart' || command === 'demo') {
+  // Loaded only here: nothing of the demo is imported by `sluice serve`.
+  import('./demo/quickstart.js').then(
+    (m) => m.quickstart(rest),
+    (e: Error) => fail(e.message),
+  ).catch((e: Error) => fail(e.message));
 } else if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-  process.stdout.write(`Usage: sluice <command>\n\nCommands:\n  serve    run the gateway (sluice serve --help)\n  plan     print the plan a config compiles to (sluice plan --help)\n`);
+  process.stdout.write(`Usage: sluice <command>\n\nCommands:\n  serve       run the gateway (sluice serve --help)\n  plan        print the plan a config compiles to (sluice plan --help)\n  quickstart  the gateway in front of a built-in echo provider, with curl commands to try (alias: demo)\n`);
 } else {
   fail(`unknown command "${command}". Try: sluice serve --help`);
 }

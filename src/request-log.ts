@@ -38,7 +38,7 @@ function requestLine(ex: RequestLogSource, latencyMs: number): string {
   const q = url.indexOf('?');
   let s = `{"level":30,"time":${Date.now()},"msg":"request","trace_id":${str(ex.traceId)}`;
   if (req.method !== undefined) s += `,"method":${str(req.method)}`;
-  s += `,"path":${str(q < 0 ? url : url.slice(0, q))},"status":${num(ex.res.statusCode)},"latency_ms":${num(latencyMs)}`;
+  s += `,"path":${str(q < 0 ? url : url.slice(0, q))},"status":${ex.clientAborted ? CLIENT_CLOSED : num(ex.res.statusCode)},"latency_ms":${num(latencyMs)}`;
   if (ex.settings.metadata) s += `,"metadata":${JSON.stringify(ex.settings.metadata)}`;
   if (ctx) {
     if (ctx.request.stream !== undefined) s += `,"stream":${ctx.request.stream}`;
@@ -55,6 +55,13 @@ function requestLine(ex: RequestLogSource, latencyMs: number): string {
   if (ex.gatewayKey?.name !== undefined) s += `,"key_name":${str(ex.gatewayKey.name)}`;
   return s + '}\n';
 }
+
+/**
+ * The status logged for a request whose client went away before its response was complete (nginx's
+ * "client closed request"): what was set on the response so far (200 for a started stream) is not
+ * what the client got. `client_aborted` is written too; the metrics count it as outcome `cancelled`.
+ */
+const CLIENT_CLOSED = '499';
 
 /** A character JSON.stringify escapes (any surrogate: it escapes the lone ones). */
 const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/;

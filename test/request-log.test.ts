@@ -24,7 +24,7 @@ function pinoObject(ex: RequestLogSource, latencyMs: number): Record<string, unk
     trace_id: ex.traceId,
     method: ex.req.method,
     path: q < 0 ? url : url.slice(0, q),
-    status: ex.res.statusCode,
+    status: ex.clientAborted ? 499 : ex.res.statusCode,
     latency_ms: latencyMs,
   };
   if (ex.settings.metadata) line.metadata = ex.settings.metadata;

@@ -2,7 +2,25 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { buildPlan, type PlanDeps } from '../plan/build-plan.js';
 import type { PlanNode } from '../plan/types.js';
 import { bearerToken, CONFIG_HEADERS, configFromHeaders, headerValue, REQUEST_HEADERS, type Headers } from './headers.js';
-import { parseConfig, type Config } from './schema.js';
+import { parseConfig, satisfiesRequiredKeySet, type Config } from './schema.js';
+
+/** What a saved config id may look like (as pipelines/ file names); anything else is not an id. */
+const CONFIG_ID = /^[A-Za-z0-9_.-]+$/;
+
+/**
+ * A root that names a provider, is otherwise valid, and fails only the required-key sets (no
+ * credential, virtual key or custom host to reach it by): the credential is what is missing, so say
+ * that rather than list the 18 sets.
+ */
+function missingCredential(e: unknown, merged: Record<string, unknown>): GatewayError | undefined {
+  if (!(e instanceof GatewayError) || e.code !== 'invalid_config' || typeof merged.provider !== 'string') return undefined;
+  if (e.issues?.length !== 1 || e.issues[0]!.path.length !== 1 || satisfiesRequiredKeySet(merged)) return undefined;
+  return new GatewayError(
+    'missing_provider_credential',
+    `No credential for provider "${merged.provider}": send Authorization: Bearer <provider key>, or use x-gateway-virtual-key or a config with api_key.`,
+    { param: 'authorization' },
+  );
+}
 
 /**
  * A small LRU: Map keeps insertion order; a hit moves the entry to the end. The entry is re-inserted
@@ -79,12 +97,24 @@ export class ConfigResolver {
     let base: Record<string, unknown> | undefined;
     if (raw !== undefined) {
       const trimmed = raw.trim();
-      if (trimmed.startsWith('{')) {
+      const first = trimmed.charCodeAt(0);
+      if (first === 0x7b /* { */ || first === 0x5b /* [ */) {
+        let json: unknown;
         try {
-          base = JSON.parse(trimmed) as Record<string, unknown>;
+          json = JSON.parse(trimmed);
         } catch {
           throw new GatewayError('invalid_header', 'Invalid header x-gateway-config: not valid JSON.', { param: REQUEST_HEADERS.config });
         }
+        if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+          throw new GatewayError('invalid_header', 'Invalid header x-gateway-config: inline JSON must be an object.', { param: REQUEST_HEADERS.config });
+        }
+        base = json as Record<string, unknown>;
+      } else if (!CONFIG_ID.test(trimmed)) {
+        throw new GatewayError(
+          'invalid_header',
+          'Invalid header x-gateway-config: must be a JSON object or a saved config id (letters, digits, _ . -).',
+          { param: REQUEST_HEADERS.config },
+        );
       } else {
         const saved = this.saved.get(trimmed);
         if (!saved) {
@@ -99,7 +129,12 @@ export class ConfigResolver {
     if (merged.provider !== undefined && merged.api_key === undefined && merged.virtual_key === undefined && bearer) {
       merged.api_key = bearer;
     }
-    const config = parseConfig(merged);
+    let config: Config;
+    try {
+      config = parseConfig(merged);
+    } catch (e) {
+      throw missingCredential(e, merged) ?? e;
+    }
     return buildPlan(config, this.deps);
   }
 }

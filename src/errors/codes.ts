@@ -14,6 +14,11 @@ export const ERROR_CATALOG = {
     message:
       'No provider: send x-gateway-provider with Authorization, x-gateway-virtual-key, x-gateway-config or x-gateway-custom-host.',
   },
+  missing_provider_credential: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'A provider is named but no credential for it: send Authorization: Bearer <provider key>, or use a virtual key or a config with api_key.',
+  },
   unknown_provider: { status: 400, type: 'invalid_request_error', message: 'The provider is not known to this gateway.' },
   unsupported_endpoint: { status: 400, type: 'invalid_request_error', message: 'The provider does not serve this endpoint.' },
   custom_host_not_allowed: {
@@ -32,6 +37,7 @@ export const ERROR_CATALOG = {
   config_not_found: { status: 404, type: 'invalid_request_error', message: 'No saved config has this id.' },
   virtual_key_not_found: { status: 404, type: 'invalid_request_error', message: 'No virtual key has this id.' },
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'Unknown route.' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'The route does not serve this method; Allow lists those it does.' },
   request_timeout: { status: 408, type: 'timeout_error', message: 'The request timed out.' },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   unsupported_media_type: {

@@ -78,10 +78,13 @@ export function createHandler(deps: AppDeps): (req: IncomingMessage, res: Server
   // method → path → route: looked up without building a key string per request
   const hot = new Map<string, Map<string, (ex: Exchange) => void>>();
   const runner = new PlanRunner(deps.pipeline);
+  // path → the methods it serves, for a 405's Allow header (read only when the lookup misses)
+  const allow = new Map<string, string>();
   for (const r of PROXY_ROUTES) {
     let byPath = hot.get(r.method);
     if (!byPath) hot.set(r.method, (byPath = new Map()));
     byPath.set(r.path, proxyRoute(r.endpoint, r.path, deps, runner));
+    allow.set(r.path, allow.has(r.path) ? `${allow.get(r.path)}, ${r.method}` : r.method);
   }
   const out = { requestLog: requestLogWriter(deps.logger), telemetry: deps.pipeline.telemetry, now: deps.pipeline.now };
   return (req, res) => {
@@ -90,15 +93,20 @@ export function createHandler(deps: AppDeps): (req: IncomingMessage, res: Server
       sendError(ex, ex.startError);
       return;
     }
-    const byPath = hot.get(req.method!);
-    let route: ((ex: Exchange) => void) | undefined;
-    if (byPath) {
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      route = byPath.get(q < 0 ? url : url.slice(0, q));
-    }
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const route = hot.get(req.method!)?.get(path);
     if (route) {
       if (authenticate(ex, deps.apiKeys)) route(ex);
+      return;
+    }
+    const methods = allow.get(path);
+    if (methods !== undefined) {
+      // A proxied path asked with another method: 405 (after the key check, as /v1's 404s are).
+      if (authenticate(ex, deps.apiKeys)) {
+        sendError(ex, new GatewayError('method_not_allowed', `${req.method} is not allowed on ${path}; use ${methods}.`, { headers: { allow: methods } }));
+      }
       return;
     }
     (res as unknown as { locals?: Record<string, unknown> }).locals = { ex };

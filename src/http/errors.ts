@@ -2,6 +2,25 @@ import type { ServerResponse } from 'node:http';
 import { GatewayError, toGatewayError } from '../errors/gateway-error.js';
 import type { Exchange } from './exchange.js';
 
+/**
+ * An error from the pipeline says what was tried, as an answer does: the target that failed last
+ * (`x-gateway-provider`, `x-gateway-target`, `x-gateway-retry-attempt-count`; absent when no target
+ * was tried, e.g. a loadbalance whose every circuit is open) and the cache lookup's result
+ * (`x-gateway-cache-status`, DISABLED when no cache ran). Errors before the pipeline (key, headers,
+ * config, body) carry none of them: nothing was looked up or tried.
+ */
+function setTriedHeaders(ex: Exchange, res: ServerResponse): void {
+  const ctx = ex.ctx!;
+  const failed = ctx.failed;
+  if (failed) {
+    ex.meta = ctx.cacheStatus === undefined ? failed : { ...failed, cacheStatus: ctx.cacheStatus };
+    res.setHeader('x-gateway-provider', failed.provider);
+    res.setHeader('x-gateway-target', failed.target);
+    res.setHeader('x-gateway-retry-attempt-count', String(failed.retries));
+  }
+  res.setHeader('x-gateway-cache-status', ctx.cacheStatus ?? 'DISABLED');
+}
+
 /** The one place where an error becomes an HTTP response. */
 export function sendError(ex: Exchange, err: unknown): GatewayError {
   const ge = toGatewayError(err);
@@ -11,6 +30,7 @@ export function sendError(ex: Exchange, err: unknown): GatewayError {
     res.destroy();
     return ge;
   }
+  if (ex.ctx) setTriedHeaders(ex, res);
   if (ge.headers) for (const k in ge.headers) res.setHeader(k, ge.headers[k]!);
   res.statusCode = ge.status;
   res.setHeader('content-type', 'application/json; charset=utf-8');

@@ -10,6 +10,11 @@ export interface CircuitBreakerOptions {
   failureStatusCodes?: readonly number[];
   now: () => number;
   onState?: (status: CircuitStatus, transition?: Transition) => void;
+  /**
+   * Called when the open circuit refuses a request (before the 503 travels down). The operator is
+   * built once per plan node; a request may pass its own as the operator's second argument.
+   */
+  onRefused?: () => void;
 }
 
 const TRANSPORT = new Set(['upstream_unreachable', 'upstream_invalid_response', 'stream_interrupted', 'request_timeout']);
@@ -31,17 +36,24 @@ export function countsAsFailure(err: unknown, codes: readonly number[] | undefin
  * after the cooldown let one probe through. The first value emitted is a success; a counted error is
  * a failure; a cancelled probe releases its slot.
  */
-export function circuitBreaker<T>(o: CircuitBreakerOptions): MonoTypeOperatorFunction<T> {
+export type BreakerOperator<T> = (source: Observable<T>, onRefused?: () => void) => Observable<T>;
+
+export function circuitBreaker<T>(o: CircuitBreakerOptions): BreakerOperator<T> & MonoTypeOperatorFunction<T> {
   if (!(o.policy.failureThreshold >= 1)) throw new Error('cb_config.failure_threshold must be at least 1');
-  return (source) =>
+  return (source: Observable<T>, onRefused: (() => void) | undefined = o.onRefused) =>
     defer(() => {
       const admitted = o.store.admit(o.id, o.now(), o.policy);
-      return admitted instanceof Promise ? from(admitted).pipe(mergeMap((r) => guarded(source, r))) : guarded(source, admitted);
+      return admitted instanceof Promise
+        ? from(admitted).pipe(mergeMap((r) => guarded(source, r, onRefused)))
+        : guarded(source, admitted, onRefused);
     });
 
-  function guarded(source: Observable<T>, { admission, transition }: AdmitResult): Observable<T> {
+  function guarded(source: Observable<T>, { admission, transition }: AdmitResult, onRefused: (() => void) | undefined): Observable<T> {
     if (transition) o.onState?.(transition.to, transition);
-    if (admission.kind === 'open') return throwError(() => circuitOpenError(admission.retryAfterMs));
+    if (admission.kind === 'open') {
+      onRefused?.();
+      return throwError(() => circuitOpenError(admission.retryAfterMs));
+    }
     const probe = admission.kind === 'probe';
     let settled = false;
     // Recording an outcome never fails or hangs the request it belongs to: the observer below forwards

@@ -2,7 +2,7 @@ import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Outcome, TargetLabels, Telemetry } from '../metrics/telemetry.js';
 import { upstreamBegin, upstreamEnd, type RequestContext } from '../pipeline/context.js';
-import type { GatewayEvent } from '../pipeline/events.js';
+import type { AnswerMeta, GatewayEvent } from '../pipeline/events.js';
 
 function outcomeOf(err: unknown): [Outcome, number] {
   if (!(err instanceof GatewayError)) return ['error', 0];
@@ -14,9 +14,16 @@ function outcomeOf(err: unknown): [Outcome, number] {
 
 /**
  * Taps one upstream attempt for metrics: in flight, outcome and status, duration, time to first
- * token, tokens; and keeps the request's upstream-wait account (for the gateway-overhead figure).
+ * token, tokens; and keeps the request's account: upstream wait (for the gateway-overhead figure) and,
+ * when the attempt fails, `meta` as the target that failed last (`ctx.failed`).
  */
-export function measure(labels: TargetLabels, telemetry: Telemetry, ctx: RequestContext, now: () => number): MonoTypeOperatorFunction<GatewayEvent> {
+export function measure(
+  labels: TargetLabels,
+  telemetry: Telemetry,
+  ctx: RequestContext,
+  now: () => number,
+  meta?: AnswerMeta,
+): MonoTypeOperatorFunction<GatewayEvent> {
   // One Observable per attempt (not defer + tap): this runs on every request.
   return (source) =>
     new Observable<GatewayEvent>((subscriber) => {
@@ -57,6 +64,7 @@ export function measure(labels: TargetLabels, telemetry: Telemetry, ctx: Request
           subscriber.next(ev);
         },
         error: (e: unknown) => {
+          if (meta) ctx.failed = meta;
           finish(...outcomeOf(e));
           subscriber.error(e);
         },

@@ -52,7 +52,7 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
     return callUpstream(deps.dispatchers, upstream, mapError).pipe(
       decodeUpstream(provider, req, meta),
       attemptTimeout<GatewayEvent>(node.settings.request_timeout, req.stream ? deps.streamIdleTimeoutMs : undefined, deps.scheduler),
-      measure(targetLabels(node, req.endpoint), deps.telemetry, ctx, deps.now),
+      measure(targetLabels(node, req.endpoint), deps.telemetry, ctx, deps.now, meta),
     );
   });
 }

@@ -1,7 +1,7 @@
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { CacheStore } from '../state/cache-store.js';
 import type { VectorIndex } from '../state/vector-index.js';
-import type { GatewayEvent } from './events.js';
+import type { AnswerMeta, GatewayEvent } from './events.js';
 import type { Telemetry } from '../metrics/telemetry.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { ProviderRequest, Usage } from '../providers/types.js';
@@ -51,6 +51,14 @@ export interface RequestContext {
   /** Filled as the pipeline runs, read by the log line and metrics. */
   usage?: Usage;
   attempts: number;
+  /**
+   * The target whose attempt failed (or whose circuit refused it) last: an error response names it
+   * in its x-gateway-* headers and log line. Set on failure only, so under race or fallback it is the
+   * target whose error is the answer.
+   */
+  failed?: AnswerMeta;
+  /** The cache lookup's result, when a cache ran (an error response's x-gateway-cache-status). */
+  cacheStatus?: string;
   /** Upstream wait accounting: the union of time with at least one upstream call in flight. */
   upstreamActive: number;
   upstreamSince: number;

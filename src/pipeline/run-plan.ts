@@ -121,7 +121,12 @@ export class PlanRunner {
         onState: (status, transition) => deps.telemetry.circuit(node.id, status, transition),
       });
       const guarded = run;
-      run = (ctx) => breaker(guarded(ctx));
+      // An error response names the target whose circuit refused it (x-gateway-* headers, log line).
+      const refused = { provider: deps.registry.get(node.target.provider).descriptor.id, target: node.path, retries: 0 };
+      run = (ctx) =>
+        breaker(guarded(ctx), () => {
+          ctx.failed = refused;
+        });
     }
     return run;
   }
@@ -176,7 +181,6 @@ export class PlanRunner {
     const semantic = cache.mode === 'semantic';
     const ttlSeconds = cache.max_age ?? c.defaultTtlSeconds;
     const threshold = cache.similarity_threshold ?? c.defaultThreshold;
-    const onLookup = (mode: string, status: Parameters<typeof telemetry.cacheLookup>[1]): void => telemetry.cacheLookup(mode, status);
     return (ctx) => {
       const req = ctx.request;
       const keys = cacheKeys({
@@ -203,7 +207,10 @@ export class PlanRunner {
         embed: c.embed,
         available: c.available,
         inflight: c.inflight,
-        onLookup,
+        onLookup: (mode, status) => {
+          ctx.cacheStatus = status;
+          telemetry.cacheLookup(mode, status);
+        },
       });
     };
   }

@@ -147,9 +147,10 @@ describe('ConfigResolver', () => {
     expect(JSON.stringify(p)).not.toContain('sk-fake-b"');
   });
 
-  it('a provider named without any credential fails', () => {
+  it('a provider named without any credential fails, saying the credential is missing', () => {
     const e = resolveError({ 'x-gateway-provider': 'openai' });
-    expect(e.code).toBe('invalid_config');
+    expect(e.code).toBe('missing_provider_credential');
+    expect(e.param).toBe('authorization');
   });
 
   it('passes loose header errors on as invalid_header', () => {
@@ -205,7 +206,7 @@ describe('ConfigResolver', () => {
     it('tells an empty x-gateway-config from none (the empty one is still refused)', () => {
       const r = resolver();
       r.resolve(h3);
-      expect(resolveError({ ...h3, 'x-gateway-config': '' }, r).code).toBe('config_not_found');
+      expect(resolveError({ ...h3, 'x-gateway-config': '' }, r).code).toBe('invalid_header');
     });
 
     it('does not cache failures', () => {

@@ -159,9 +159,9 @@ describe('invalid requests never reach the provider', () => {
       expectEnvelope(r, 404, 'route_not_found');
     });
 
-    it('the wrong method on a known path is a 404 envelope', async () => {
+    it('the wrong method on a known path is a 405 envelope', async () => {
       const r = await send('GET', '/v1/chat/completions', gw.headers());
-      expectEnvelope(r, 404, 'route_not_found');
+      expectEnvelope(r, 405, 'method_not_allowed');
     });
 
     it('GET /health answers 200 without a key', async () => {
