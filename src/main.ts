@@ -5,6 +5,7 @@ import { loadBootstrap, BootstrapError } from './config/bootstrap.js';
 import { helpText, OPTION_TABLE, readOptions } from './config/options.js';
 import { describeGatewayError, PipelineError } from './config/pipelines.js';
 import { readFileSync } from 'node:fs';
+import { redactSecretFields } from './config/provider-fields.js';
 import { parseConfig } from './config/schema.js';
 import { GatewayError } from './errors/gateway-error.js';
 import { buildPlan } from './plan/build-plan.js';
@@ -122,8 +123,8 @@ function plan(argv: string[]): void {
       registry: new ProviderRegistry(defaultProviders(), bootstrap?.provider_base_urls),
       hostGuard: HostGuard.fromEnv(values['trusted-hosts'] ?? process.env.GATEWAY_TRUSTED_HOSTS),
     });
-    const redact = (k: string, v: unknown): unknown => (k === 'api_key' || k.includes('secret') || k === 'cloud_c_service_account_json' ? '[redacted]' : v);
-    process.stdout.write(`${JSON.stringify(tree, redact, 2)}\n`);
+    // Every field its field group marks secret (api_key, cloud_b_*, cloud_c_service_account_json, ...).
+    process.stdout.write(`${JSON.stringify(tree, redactSecretFields, 2)}\n`);
   } catch (e) {
     fail(e instanceof GatewayError ? describeGatewayError('config', e) : (e as Error).message);
   }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { formatPath, toIssues } from './issues.js';
+import { PROVIDER_FIELDS_SHAPE } from './provider-fields.js';
 
 const str = z.string().min(1);
 
@@ -12,27 +13,10 @@ export const ApiKeyEntry = z.strictObject({
   organisation_id: str.optional(),
 });
 
+/** A stored credential: the provider and its target fields (the same field schemas as a config's). */
 export const VirtualKeySchema = z.strictObject({
   provider: str,
-  api_key: z.string().optional(),
-  custom_host: z.url({ protocol: /^https?$/, error: 'custom_host must be an http(s) URL' }).optional(),
-  vendor_organization: z.string().optional(),
-  vendor_project: z.string().optional(),
-  resource_name: z.string().optional(),
-  deployment_id: z.string().optional(),
-  api_version: z.string().optional(),
-  cloud_a_region: z.string().optional(),
-  cloud_a_deployment_name: z.string().optional(),
-  cloud_a_deployment_type: z.enum(['serverless', 'managed']).optional(),
-  cloud_a_endpoint_name: z.string().optional(),
-  cloud_a_api_version: z.string().optional(),
-  cloud_b_access_key_id: z.string().optional(),
-  cloud_b_secret_access_key: z.string().optional(),
-  cloud_b_region: z.string().optional(),
-  cloud_b_session_token: z.string().optional(),
-  cloud_c_project_id: z.string().optional(),
-  cloud_c_region: z.string().optional(),
-  cloud_c_service_account_json: z.record(z.string(), z.unknown()).optional(),
+  ...PROVIDER_FIELDS_SHAPE,
 });
 export type VirtualKey = z.infer<typeof VirtualKeySchema>;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
+import { PROVIDER_FIELD_HEADERS } from './provider-fields.js';
 
 export type Headers = Record<string, string | string[] | undefined>;
 
@@ -34,20 +35,10 @@ const bool = z.enum(['true', 'false'], { error: 'must be true or false' }).trans
 export const CONFIG_HEADERS: readonly (readonly [header: string, field: string, schema: z.ZodType])[] = [
   ['x-gateway-provider', 'provider', text],
   ['x-gateway-virtual-key', 'virtual_key', text],
-  ['x-gateway-custom-host', 'custom_host', text],
   ['x-gateway-request-timeout', 'request_timeout', int],
   ['x-gateway-forward-headers', 'forward_headers', list],
-  ['x-gateway-vendor-organization', 'vendor_organization', text],
-  ['x-gateway-vendor-project', 'vendor_project', text],
-  ['x-gateway-cloud-a-resource-name', 'resource_name', text],
-  ['x-gateway-cloud-a-deployment-id', 'deployment_id', text],
-  ['x-gateway-cloud-a-api-version', 'api_version', text],
-  ['x-gateway-cloud-b-access-key-id', 'cloud_b_access_key_id', text],
-  ['x-gateway-cloud-b-secret-access-key', 'cloud_b_secret_access_key', text],
-  ['x-gateway-cloud-b-session-token', 'cloud_b_session_token', text],
-  ['x-gateway-cloud-b-region', 'cloud_b_region', text],
-  ['x-gateway-cloud-c-project-id', 'cloud_c_project_id', text],
-  ['x-gateway-cloud-c-region', 'cloud_c_region', text],
+  // custom_host, vendor_*, deployment and cloud_* fields: each field's header is declared with it.
+  ...PROVIDER_FIELD_HEADERS.map(([header, field]) => [header, field, text] as const),
 ];
 
 /** Per-request settings that are not config fields. */

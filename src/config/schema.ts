@@ -6,6 +6,9 @@
  */
 import { z } from 'zod';
 import { parseOrThrow } from './issues.js';
+import { PROVIDER_FIELDS_SHAPE, providerKeySets } from './provider-fields.js';
+
+export { DeploymentSchema } from './provider-fields.js';
 
 // ---------------------------------------------------------------------------------------------
 // Small pieces
@@ -53,18 +56,6 @@ function stringOrObject<S extends z.ZodType<string>, O extends z.ZodType>(str: S
     return z.NEVER;
   });
 }
-
-const CustomHost = z.string().refine(
-  (s) => {
-    try {
-      const u = new URL(s);
-      return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
-    } catch {
-      return false;
-    }
-  },
-  { message: 'custom_host must be an absolute http:// or https:// URL, e.g. "https://llm.internal:8443/v1"' },
-);
 
 // ---------------------------------------------------------------------------------------------
 // Strategy, cache, retry, circuit breaker
@@ -165,13 +156,6 @@ export const CircuitBreakerSchema = z.strictObject({
   failure_status_codes: StatusCodes.optional(),
 });
 
-export const DeploymentSchema = z.strictObject({
-  deployment_id: z.string(),
-  alias: z.string(),
-  api_version: z.string(),
-  is_default: z.boolean().optional(),
-});
-
 // ---------------------------------------------------------------------------------------------
 // Hooks and guardrails
 
@@ -237,10 +221,12 @@ export const OutputGuardrailEntrySchema = guardrailEntry(OutcomeWithDeny);
 // ---------------------------------------------------------------------------------------------
 // Required key sets
 
-/** The spec's 18 required-key sets, in its order. A config must contain every key of at least one. */
+/**
+ * The spec's 18 required-key sets, in its order. A config must contain every key of at least one.
+ * The sets of provider fields come from their field groups (provider-fields.ts), `provider` first.
+ */
 export const REQUIRED_KEY_SETS: readonly (readonly string[])[] = Object.freeze([
-  ['provider', 'api_key'],
-  ['provider', 'custom_host'],
+  ...providerKeySets('api_key', 'custom_host'),
   ['virtual_key'],
   ['strategy', 'targets'],
   ['cache'],
@@ -248,11 +234,7 @@ export const REQUIRED_KEY_SETS: readonly (readonly string[])[] = Object.freeze([
   ['prompt_id'],
   ['forward_headers'],
   ['request_timeout'],
-  ['provider', 'cloud_b_access_key_id', 'cloud_b_secret_access_key'],
-  ['provider', 'cloud_c_region', 'cloud_c_service_account_json'],
-  ['provider', 'cloud_c_region', 'cloud_c_project_id'],
-  ['provider', 'cloud_a_deployment_name', 'cloud_a_deployment_type', 'cloud_a_region', 'cloud_a_api_version'],
-  ['provider', 'cloud_a_endpoint_name', 'cloud_a_deployment_type'],
+  ...providerKeySets('cloud_b', 'cloud_c', 'cloud_a'),
   ['after_request_hooks'],
   ['before_request_hooks'],
   ['input_guardrails'],
@@ -274,17 +256,15 @@ export const REQUIRED_KEY_SETS_MESSAGE =
 // ---------------------------------------------------------------------------------------------
 // The config object
 
-const ConfigObject = z.strictObject({
+const ConfigFields = z.strictObject({
+  /** api_key, custom_host, vendor_*, deployment and cloud_* fields: one schema per group. */
+  ...PROVIDER_FIELDS_SHAPE,
   name: z.string().optional(),
   strict_vendor_compliance: z.boolean().optional(),
   provider: z.string().min(1, 'provider must not be empty').optional(),
-  api_key: z.string().optional(),
   virtual_key: z.string().optional(),
   prompt_id: z.string().optional(),
   strategy: StrategySchema.optional(),
-  get targets(): z.ZodOptional<z.ZodArray<typeof ConfigObject>> {
-    return z.array(ConfigNode).optional();
-  },
   weight: z.number().min(0).optional(),
   on_status_codes: StatusCodes.optional(),
   override_params: JsonObject.optional(),
@@ -293,30 +273,18 @@ const ConfigObject = z.strictObject({
   cache: CacheSchema.optional(),
   retry: RetrySchema.optional(),
   cb_config: CircuitBreakerSchema.optional(),
-  custom_host: CustomHost.optional(),
   forward_headers: z.array(z.string().min(1, 'header names must not be empty')).optional(),
-  resource_name: z.string().optional(),
-  deployment_id: z.string().optional(),
-  api_version: z.string().optional(),
-  deployments: z.array(DeploymentSchema).optional(),
   before_request_hooks: z.array(BeforeRequestHookSchema).optional(),
   after_request_hooks: z.array(AfterRequestHookSchema).optional(),
   input_guardrails: z.array(InputGuardrailEntrySchema).optional(),
   output_guardrails: z.array(OutputGuardrailEntrySchema).optional(),
-  vendor_organization: z.string().optional(),
-  vendor_project: z.string().optional(),
-  cloud_a_region: z.string().optional(),
-  cloud_a_deployment_name: z.string().optional(),
-  cloud_a_deployment_type: z.enum(['serverless', 'managed']).optional(),
-  cloud_a_endpoint_name: z.string().optional(),
-  cloud_a_api_version: z.string().optional(),
-  cloud_b_access_key_id: z.string().optional(),
-  cloud_b_secret_access_key: z.string().optional(),
-  cloud_b_region: z.string().optional(),
-  cloud_b_session_token: z.string().optional(),
-  cloud_c_project_id: z.string().optional(),
-  cloud_c_region: z.string().optional(),
-  cloud_c_service_account_json: JsonObject.optional(),
+});
+
+/** The config object: its fields, and `targets`, each a config object itself. */
+const ConfigObject = ConfigFields.extend({
+  get targets(): z.ZodOptional<z.ZodArray<typeof ConfigObject>> {
+    return z.array(ConfigNode).optional();
+  },
 });
 
 /** One node of the tree (root or target): the object plus the strategy/targets rules. */

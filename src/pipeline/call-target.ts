@@ -1,8 +1,10 @@
-import { defer, type Observable } from 'rxjs';
+import { defer, switchMap, type Observable } from 'rxjs';
 import type { TargetNode } from '../plan/types.js';
 import type { Endpoint, ProviderRequest } from '../providers/types.js';
 import type { TargetLabels } from '../metrics/telemetry.js';
 import { callUpstream, type ErrorMapper } from '../upstream/call.js';
+import { prepareRequest } from '../upstream/prepare.js';
+import { redactText, secretValues } from '../config/provider-fields.js';
 import { decodeUpstream } from '../operators/decode-upstream.js';
 import { measure } from '../operators/measure.js';
 import { attemptTimeout } from '../operators/timeout.js';
@@ -21,6 +23,9 @@ export function requestFor(node: TargetNode, ctx: RequestContext): ProviderReque
   if (fwd) req.forwardHeaders = fwd;
   return req;
 }
+
+/** The secret strings of a target (its key, its secret cloud fields), once per plan node. */
+const secretsOf = memoByObject((node: TargetNode): string[] => secretValues({ ...node.target.extra, api_key: node.target.api_key }));
 
 const labelsByNode = memoByObject((_node: TargetNode): Partial<Record<Endpoint, TargetLabels>> => ({}));
 
@@ -44,12 +49,17 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
     const req = requestFor(node, ctx);
     const upstream = provider.toProvider(req, node.target, deps.registry.baseUrl(provider, node.target));
     const meta = { provider: provider.descriptor.id, target: node.path, retries: retryNumber++ };
-    const key = node.target.api_key;
-    // A provider may echo the credential in its error message: it never reaches the client or the log.
-    const mapError: ErrorMapper = key
-      ? (status, text, headers) => provider.fromError(status, text.includes(key) ? text.split(key).join('[redacted]') : text, headers)
-      : provider.fromError;
-    return callUpstream(deps.dispatchers, upstream, mapError).pipe(
+    const secrets = secretsOf(node);
+    // A provider may echo a credential in its error message: it never reaches the client or the log.
+    const mapError: ErrorMapper =
+      secrets.length > 0 ? (status, text, headers) => provider.fromError(status, redactText(text, secrets), headers) : provider.fromError;
+    const framing = provider.descriptor.framing;
+    // The provider's async step (sign, fetch a token) runs inside the attempt: timed out and cancelled with it.
+    const prepared = prepareRequest(provider, upstream, node.target, { now: deps.now, fetch: deps.fetch });
+    const call = prepared
+      ? prepared.pipe(switchMap((u) => callUpstream(deps.dispatchers, u, mapError, framing)))
+      : callUpstream(deps.dispatchers, upstream, mapError, framing);
+    return call.pipe(
       decodeUpstream(provider, req, meta),
       attemptTimeout<GatewayEvent>(node.settings.request_timeout, req.stream ? deps.streamIdleTimeoutMs : undefined, deps.scheduler),
       measure(targetLabels(node, req.endpoint), deps.telemetry, ctx, deps.now, meta),

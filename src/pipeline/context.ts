@@ -34,6 +34,8 @@ export interface PipelineDeps {
   now: () => number;
   random: () => number;
   scheduler?: SchedulerLike;
+  /** For providers whose `prepare` step fetches a token; absent until one needs it. */
+  fetch?: typeof fetch;
 }
 
 /** One request's state as it flows through the pipeline. */

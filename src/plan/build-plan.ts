@@ -1,6 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Config } from '../config/schema.js';
 import { satisfiesRequiredKeySet } from '../config/schema.js';
+import { PROVIDER_FIELD_NAMES } from '../config/provider-fields.js';
 import type { VirtualKey } from '../config/bootstrap.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { Target } from '../providers/types.js';
@@ -15,25 +16,11 @@ export interface PlanDeps {
   hostGuard: HostGuard;
 }
 
-/** Config fields that describe how to reach a provider; kept on the target, never inherited. */
-const PROVIDER_FIELDS = [
-  'resource_name',
-  'deployment_id',
-  'api_version',
-  'deployments',
-  'cloud_a_region',
-  'cloud_a_deployment_name',
-  'cloud_a_deployment_type',
-  'cloud_a_endpoint_name',
-  'cloud_a_api_version',
-  'cloud_b_access_key_id',
-  'cloud_b_secret_access_key',
-  'cloud_b_region',
-  'cloud_b_session_token',
-  'cloud_c_project_id',
-  'cloud_c_region',
-  'cloud_c_service_account_json',
-] as const;
+/** Target fields with their own property on Target; every other provider field goes to `extra`. */
+const OWN_TARGET_FIELDS: ReadonlySet<string> = new Set(['api_key', 'custom_host', 'vendor_organization', 'vendor_project']);
+
+/** Provider fields (from their field groups) that describe how to reach a provider; kept on the target, never inherited. */
+const EXTRA_FIELDS = PROVIDER_FIELD_NAMES.filter((f) => !OWN_TARGET_FIELDS.has(f));
 
 function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: PlanDeps): Target {
   let vkId = cfg.virtual_key;
@@ -66,7 +53,7 @@ function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: 
   const project = cfg.vendor_project ?? vk?.vendor_project;
   if (project !== undefined) target.vendor_project = project;
   let extra: Record<string, unknown> | undefined;
-  for (const f of PROVIDER_FIELDS) {
+  for (const f of EXTRA_FIELDS) {
     const v = (cfg as Record<string, unknown>)[f] ?? (vk as Record<string, unknown> | undefined)?.[f];
     if (v !== undefined) (extra ??= {})[f] = v;
   }

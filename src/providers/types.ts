@@ -1,4 +1,5 @@
 import type { GatewayError } from '../errors/gateway-error.js';
+import type { ProviderFields } from '../config/provider-fields.js';
 
 export type Endpoint = 'chat' | 'completions' | 'embeddings' | 'models';
 
@@ -6,6 +7,13 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Prompt tokens served from or written to the provider's prompt cache (both included in prompt_tokens). */
+  prompt_tokens_details?: {
+    /** Read from the cache (OpenAI cached_tokens, Anthropic cache_read_input_tokens, ...). */
+    cached_tokens?: number;
+    /** Written to the cache (Anthropic cache_creation_input_tokens, Cloud B cacheWriteInputTokens). */
+    cache_write_tokens?: number;
+  };
 }
 
 /** Where and with what a target is reached: credentials and host, after virtual keys are resolved. */
@@ -42,9 +50,31 @@ export interface UpstreamRequest {
   untrustedHost: boolean;
 }
 
-export interface SseEvent {
+/**
+ * One message of an upstream stream, whatever its framing: an SSE event (`event:` and the joined
+ * `data:` lines), or, for a binary framing, the frame's event type and its payload as text.
+ */
+export interface StreamEvent {
   event?: string;
   data: string;
+}
+/** The SSE case of a stream event (the same shape). */
+export type SseEvent = StreamEvent;
+
+/**
+ * How a provider frames a streamed answer; src/upstream/framing.ts has one decoder per value.
+ * Adding one (AWS event-stream) is a decoder file there, its entry, and this union.
+ */
+export type StreamFraming = 'sse';
+
+/** What a provider's async `prepare` step may use; the clock is handed in, never read. */
+export interface PrepareContext {
+  /** Milliseconds since the epoch (the pipeline's clock; a test's virtual one). */
+  now: () => number;
+  /** Aborted when the attempt is abandoned (client left, timeout, another target won). */
+  signal: AbortSignal;
+  /** For token endpoints, when the composition root provides one. */
+  fetch?: typeof fetch;
 }
 
 /** One chunk for the client: the JSON text to put after `data: `, and usage when it carried some. */
@@ -76,18 +106,34 @@ export interface ProviderDescriptor {
   /** Path per endpoint below the base URL; an endpoint not listed is not served. */
   paths: Partial<Record<Endpoint, string>>;
   auth: { header: string; scheme?: 'Bearer' };
+  /** Fixed headers every request carries (an API version header such as `anthropic-version`); lower-case names; forward_headers cannot replace them. */
+  extraHeaders?: Readonly<Record<string, string>>;
   /** Ask for a usage chunk on streams (and hide it when the client did not ask). */
   injectStreamUsage?: boolean;
+  /**
+   * The target fields this provider accepts: the field groups it names and their one zod schema,
+   * secrets marked (src/config/provider-fields.ts). A field outside them is detectable
+   * (`fieldsNotAccepted`).
+   */
+  fields: ProviderFields;
+  /** How its streamed answers are framed; absent: `sse`. */
+  framing?: StreamFraming;
 }
 
 /** A provider: its descriptor and the pure functions that translate to and from its wire format. */
 export interface Provider<S = unknown> {
   descriptor: ProviderDescriptor;
   toProvider(req: ProviderRequest, target: Target, baseUrl: string): UpstreamRequest;
+  /**
+   * Optional async step between building the request and sending it: sign it (with the clock),
+   * fetch or refresh a token. Absent: the request is sent as built (the identity). Runs inside the
+   * attempt's timeout; `ctx.signal` aborts when the attempt is abandoned. Rejects with a GatewayError.
+   */
+  prepare?(request: UpstreamRequest, target: Target, ctx: PrepareContext): Promise<UpstreamRequest>;
   fromJson(req: ProviderRequest, text: string): JsonResult;
   fromError(status: number, text: string, headers: Record<string, string | string[] | undefined>): GatewayError;
   streamStart(req: ProviderRequest): S;
-  fromStreamEvent(state: S, event: SseEvent): StreamStep<S>;
+  fromStreamEvent(state: S, event: StreamEvent): StreamStep<S>;
   /** Called when the upstream body ends; throws when the stream was cut short. */
   streamEnd(state: S): StreamChunk[];
 }

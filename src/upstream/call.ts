@@ -2,16 +2,16 @@ import { EventEmitter } from 'node:events';
 import { Observable } from 'rxjs';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { SseEvent, UpstreamRequest } from '../providers/types.js';
-import { createSseDecoder } from './sse-decode.js';
+import type { StreamEvent, StreamFraming, UpstreamRequest } from '../providers/types.js';
+import { streamDecoder } from './framing.js';
 import { customHostRefusal } from '../security/host-guard.js';
 
 export type UpstreamHeaders = Record<string, string | string[] | undefined>;
 
-/** What an upstream call emits: one whole body, or SSE events as they arrive. */
+/** What an upstream call emits: one whole body, or stream events (of any framing) as they arrive. */
 export type UpstreamMessage =
   | { type: 'body'; status: number; headers: UpstreamHeaders; text: string }
-  | { type: 'event'; status: number; headers: UpstreamHeaders; event: SseEvent };
+  | { type: 'event'; status: number; headers: UpstreamHeaders; event: StreamEvent };
 
 export type ErrorMapper = (status: number, text: string, headers: UpstreamHeaders) => Error;
 
@@ -29,12 +29,6 @@ function transportError(err: unknown): Error {
   return new GatewayError('upstream_unreachable', `The provider could not be reached (${e?.code ?? 'error'}).`, {
     cause: err,
   });
-}
-
-function isEventStream(headers: UpstreamHeaders): boolean {
-  const ct = headers['content-type'];
-  const v = Array.isArray(ct) ? ct[0] : ct;
-  return v !== undefined && v.includes('text/event-stream');
 }
 
 /**
@@ -55,7 +49,12 @@ class Abort extends EventEmitter {
   }
 }
 
-export function callUpstream(dispatchers: Dispatchers, req: UpstreamRequest, mapError: ErrorMapper): Observable<UpstreamMessage> {
+export function callUpstream(
+  dispatchers: Dispatchers,
+  req: UpstreamRequest,
+  mapError: ErrorMapper,
+  framing: StreamFraming = 'sse',
+): Observable<UpstreamMessage> {
   return new Observable<UpstreamMessage>((subscriber) => {
     const ac = new Abort();
     let finished = false;
@@ -73,10 +72,13 @@ export function callUpstream(dispatchers: Dispatchers, req: UpstreamRequest, map
         ({ statusCode, headers, body }) => {
           if (ac.aborted) return;
           const ok = statusCode >= 200 && statusCode < 300;
-          if (ok && req.stream && isEventStream(headers)) {
-            const decoder = createSseDecoder((event) => {
-              if (!subscriber.closed) subscriber.next({ type: 'event', status: statusCode, headers, event });
-            });
+          const decoder =
+            ok && req.stream
+              ? streamDecoder(framing, headers, (event) => {
+                  if (!subscriber.closed) subscriber.next({ type: 'event', status: statusCode, headers, event });
+                })
+              : undefined;
+          if (decoder) {
             body.on('data', (b: Buffer) => decoder.write(b));
             body.on('end', () => {
               decoder.end();

@@ -26,6 +26,23 @@ describe('sluice plan', () => {
     expect(plan.children[0].target.api_key).toBe('[redacted]');
   });
 
+  it('redacts every cloud credential, the session token included', () => {
+    const config = {
+      provider: 'openai',
+      api_key: 'sk-plan-secret-api-key',
+      cloud_b_access_key_id: 'AKIA-plan-secret-id',
+      cloud_b_secret_access_key: 'plan-secret-access-key',
+      cloud_b_session_token: 'plan-secret-session-token',
+      cloud_b_region: 'us-east-1',
+    };
+    const r = run(JSON.stringify(config));
+    expect(r.status).toBe(0);
+    expect(r.stdout).not.toContain('plan-secret');
+    const plan = JSON.parse(r.stdout);
+    expect(plan.target.extra.cloud_b_session_token).toBe('[redacted]');
+    expect(plan.target.extra.cloud_b_region).toBe('us-east-1');
+  });
+
   it('names the bad path of an invalid config and exits non-zero', () => {
     const r = run('{"provider":"openai","api_key":"k","retry":{"attempts":"x"}}');
     expect(r.status).not.toBe(0);

@@ -10,6 +10,9 @@ import {
   type OpenAIStreamState,
 } from '../../src/providers/openai-compatible/from-provider.js';
 import { openAICompatible } from '../../src/providers/openai-compatible/index.js';
+import { providerFields } from '../../src/config/provider-fields.js';
+
+const keyOnly = providerFields('api_key');
 import { splitBaseUrl, toOpenAICompatible } from '../../src/providers/openai-compatible/to-provider.js';
 import { ProviderRegistry, defaultProviders } from '../../src/providers/registry.js';
 import type { ProviderDescriptor, ProviderRequest, SseEvent, StreamChunk, Target } from '../../src/providers/types.js';
@@ -167,15 +170,30 @@ describe('toOpenAICompatible', () => {
   });
 
   it('refuses an endpoint the descriptor does not serve', () => {
-    const chatOnly: ProviderDescriptor = { id: 'chat-only', paths: { chat: '/chat' }, auth: { header: 'x-api-key' } };
+    const chatOnly: ProviderDescriptor = { id: 'chat-only', paths: { chat: '/chat' }, auth: { header: 'x-api-key' }, fields: keyOnly };
     const e = thrown(() => toOpenAICompatible(chatOnly, request({ endpoint: 'embeddings' }), target(), 'https://x.example/v1'));
     expect(e.code).toBe('unsupported_endpoint');
     expect(e.status).toBe(400);
     expect(e.message).toContain('chat-only');
   });
 
+  it('sends a descriptor\'s fixed extra headers, and a client cannot forward over them', () => {
+    const d: ProviderDescriptor = {
+      id: 'versioned',
+      paths: { chat: '/messages' },
+      auth: { header: 'x-api-key' },
+      extraHeaders: { 'anthropic-version': '2023-06-01' },
+      fields: keyOnly,
+    };
+    const req = request({ headers: { 'anthropic-version': '1999-01-01' }, forwardHeaders: ['Anthropic-Version'] });
+    const up = toOpenAICompatible(d, req, target(), 'https://x.example/v1');
+    expect(up.headers['anthropic-version']).toBe('2023-06-01');
+    expect(up.headers).not.toHaveProperty('Anthropic-Version');
+    expect(up.headers['x-api-key']).toBe('sk-test-fake');
+  });
+
   it('uses a raw key for a descriptor without an auth scheme', () => {
-    const d: ProviderDescriptor = { id: 'raw', paths: { chat: '/chat' }, auth: { header: 'api-key' } };
+    const d: ProviderDescriptor = { id: 'raw', paths: { chat: '/chat' }, auth: { header: 'api-key' }, fields: keyOnly };
     const up = toOpenAICompatible(d, request(), target(), 'https://x.example/v1');
     expect(up.headers['api-key']).toBe('sk-test-fake');
     expect(up.headers).not.toHaveProperty('authorization');
@@ -192,6 +210,16 @@ describe('fromOpenAIJson', () => {
     expect(r.raw).toBe(raw);
     expect(r.body).toEqual(JSON.parse(raw));
     expect(r.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
+  });
+
+  it('reads the cache-token details when the provider reports them, and only then', () => {
+    const u = fromOpenAIJson(
+      request(),
+      '{"usage":{"prompt_tokens":100,"completion_tokens":4,"total_tokens":104,"prompt_tokens_details":{"cached_tokens":64,"cache_write_tokens":32,"audio_tokens":0}}}',
+    ).usage;
+    expect(u).toEqual({ prompt_tokens: 100, completion_tokens: 4, total_tokens: 104, prompt_tokens_details: { cached_tokens: 64, cache_write_tokens: 32 } });
+    const none = fromOpenAIJson(request(), '{"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2,"prompt_tokens_details":{"audio_tokens":0}}}').usage;
+    expect(none).not.toHaveProperty('prompt_tokens_details');
   });
 
   it('computes total_tokens when absent and defaults missing counts to 0', () => {

@@ -1,5 +1,5 @@
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { JsonResult, ProviderRequest, SseEvent, StreamChunk, StreamStep, Usage } from '../types.js';
+import type { JsonResult, ProviderRequest, StreamChunk, StreamEvent, StreamStep, Usage } from '../types.js';
 
 function readUsage(u: unknown): Usage | undefined {
   if (!u || typeof u !== 'object') return undefined;
@@ -7,7 +7,15 @@ function readUsage(u: unknown): Usage | undefined {
   const p = typeof o.prompt_tokens === 'number' ? o.prompt_tokens : 0;
   const c = typeof o.completion_tokens === 'number' ? o.completion_tokens : 0;
   const t = typeof o.total_tokens === 'number' ? o.total_tokens : p + c;
-  return { prompt_tokens: p, completion_tokens: c, total_tokens: t };
+  const usage: Usage = { prompt_tokens: p, completion_tokens: c, total_tokens: t };
+  const d = o.prompt_tokens_details as Record<string, unknown> | null | undefined;
+  if (d && typeof d === 'object') {
+    const details: NonNullable<Usage['prompt_tokens_details']> = {};
+    if (typeof d.cached_tokens === 'number') details.cached_tokens = d.cached_tokens;
+    if (typeof d.cache_write_tokens === 'number') details.cache_write_tokens = d.cache_write_tokens;
+    if (details.cached_tokens !== undefined || details.cache_write_tokens !== undefined) usage.prompt_tokens_details = details;
+  }
+  return usage;
 }
 
 /** 2xx JSON body → result. The text is parsed once; it is sent back verbatim. */
@@ -77,8 +85,8 @@ export function openAIStreamStart(req: ProviderRequest, injected: boolean): Open
   return { hideUsageChunk: injected && opts == null, done: false };
 }
 
-/** One upstream SSE event → chunks for the client. Pure reducer. */
-export function fromOpenAIStreamEvent(state: OpenAIStreamState, ev: SseEvent): StreamStep<OpenAIStreamState> {
+/** One upstream stream event → chunks for the client. Pure reducer. */
+export function fromOpenAIStreamEvent(state: OpenAIStreamState, ev: StreamEvent): StreamStep<OpenAIStreamState> {
   const data = ev.data;
   if (data === '[DONE]') return { state: { ...state, done: true }, chunks: [], done: true };
   const streamError = (): GatewayError => {

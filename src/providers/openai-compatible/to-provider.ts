@@ -40,10 +40,12 @@ export function toOpenAICompatible(
     for (const name of fwd) {
       const lower = name.toLowerCase();
       if (NEVER_FORWARDED.has(lower) || lower.startsWith('x-gateway-') || lower.startsWith('proxy-')) continue;
+      if (descriptor.extraHeaders?.[lower] !== undefined) continue;
       const v = req.headers[lower];
       if (v !== undefined) headers[name] = Array.isArray(v) ? v.join(', ') : v;
     }
   }
+  if (descriptor.extraHeaders) Object.assign(headers, descriptor.extraHeaders);
   if (target.api_key) {
     headers[descriptor.auth.header] = descriptor.auth.scheme ? `${descriptor.auth.scheme} ${target.api_key}` : target.api_key;
   }
