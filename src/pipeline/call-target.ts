@@ -49,9 +49,10 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
     const mapError: ErrorMapper = key
       ? (status, text, headers) => provider.fromError(status, text.includes(key) ? text.split(key).join('[redacted]') : text, headers)
       : provider.fromError;
-    return callUpstream(deps.dispatchers, upstream, mapError).pipe(
+    const flow = req.stream ? ctx.flow : undefined;
+    return callUpstream(deps.dispatchers, upstream, mapError, flow).pipe(
       decodeUpstream(provider, req, meta),
-      attemptTimeout<GatewayEvent>(node.settings.request_timeout, req.stream ? deps.streamIdleTimeoutMs : undefined, deps.scheduler),
+      attemptTimeout<GatewayEvent>(node.settings.request_timeout, req.stream ? deps.streamIdleTimeoutMs : undefined, deps.scheduler, flow),
       measure(targetLabels(node, req.endpoint), deps.telemetry, ctx, deps.now),
     );
   });
