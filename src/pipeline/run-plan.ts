@@ -135,6 +135,7 @@ function cached(node: PlanNode, cache: CacheSettings, ctx: RequestContext, deps:
     embed: c.embed,
     available: c.available,
     inflight: c.inflight,
+    ...(req.stream && ctx.flow ? { flow: ctx.flow } : {}),
     onLookup: (mode, status) => deps.telemetry.cacheLookup(mode, status),
   });
 }
