@@ -17,10 +17,10 @@ const STREAM_BYTES = 50 * MB;
 const CLIENTS = 10;
 
 /** The provider's stream: `data: {chunk}` frames of ~4 KiB, numbered, then [DONE]. Same bytes every time. */
-function* frames(): Generator<string> {
+function* frames(total: number): Generator<string> {
   const pad = 'x'.repeat(4000);
   let sent = 0;
-  for (let i = 0; sent < STREAM_BYTES; i++) {
+  for (let i = 0; sent < total; i++) {
     const chunk = { id: 'chatcmpl-slow', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: `${i} ${pad}` }, finish_reason: null }] };
     const frame = `data: ${JSON.stringify(chunk)}\n\n`;
     sent += frame.length;
@@ -30,10 +30,10 @@ function* frames(): Generator<string> {
   yield 'data: [DONE]\n\n';
 }
 
-function expectedBody(): { bytes: number; sha256: string } {
+function expectedBody(total: number): { bytes: number; sha256: string } {
   const h = createHash('sha256');
   let bytes = 0;
-  for (const f of frames()) {
+  for (const f of frames(total)) {
     h.update(f);
     bytes += f.length;
   }
@@ -43,12 +43,14 @@ function expectedBody(): { bytes: number; sha256: string } {
 /** A provider that writes only as fast as its socket takes the bytes, and counts what it wrote. */
 class LazyStreamUpstream {
   readonly sent: number[] = [];
+  /** Bytes of the next streams. */
+  size = STREAM_BYTES;
   private readonly server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       const n = this.sent.push(0) - 1;
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const it = frames();
+      const it = frames(this.size);
       const pump = (): void => {
         for (let r = it.next(); !r.done; r = it.next()) {
           this.sent[n]! += r.value.length;
@@ -87,7 +89,7 @@ class RawClient {
   status = 0;
   readonly ended: Promise<void>;
 
-  constructor(port: number, upstream: string) {
+  constructor(port: number, upstream: string, extraHeaders: string[] = []) {
     const body = JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'a long story' }] });
     this.socket = net.connect(port, '127.0.0.1');
     this.socket.pause();
@@ -101,6 +103,7 @@ class RawClient {
         'authorization: Bearer sk-upstream',
         'content-type: application/json',
         `content-length: ${Buffer.byteLength(body)}`,
+        ...extraHeaders,
         '',
         body,
       ].join('\r\n'),
@@ -138,6 +141,13 @@ class RawClient {
   destroy(): void {
     this.socket.destroy();
   }
+}
+
+/** `p`, or a rejection naming `what` after `ms`. */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`${what}: not within ${ms} ms`)), ms)));
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 function rssBytes(pid: number): number {
@@ -183,7 +193,7 @@ describe('clients that stop reading a large stream', () => {
   });
 
   it(`holds the provider back (bounded memory) while ${CLIENTS} clients of a 50 MB stream read nothing, then delivers every byte when they read`, async () => {
-    const expected = expectedBody();
+    const expected = expectedBody(STREAM_BYTES);
     const before = rssBytes(gw.pid);
 
     for (let i = 0; i < CLIENTS; i++) clients.push(new RawClient(port, upstreamUrl));
@@ -210,4 +220,27 @@ describe('clients that stop reading a large stream', () => {
       expect(c.digest()).toBe(expected.sha256);
     }
   }, 90_000);
+
+  it('a coalesced stream (one upstream call, cache on) goes on for a reading client while another sharing it reads nothing', async () => {
+    upstream.size = 20 * MB;
+    const expected = expectedBody(upstream.size);
+    const calls = upstream.sent.length;
+    const cache = ['x-gateway-cache-namespace: slow-client-shared', 'x-gateway-config: {"cache":{"mode":"simple","max_age":60}}'];
+    const slow = new RawClient(port, upstreamUrl, cache);
+    clients.push(slow);
+    await plateau(() => upstream.sent.length - calls, 300, 10_000); // the slow client's call started
+    const fast = new RawClient(port, upstreamUrl, cache);
+    clients.push(fast);
+    fast.resume();
+    await within(fast.ended, 20_000, 'the reading client, stalled by the one that does not read');
+    expect(upstream.sent.length - calls).toBe(1); // shared, not a second call
+    expect(fast.digest()).toBe(expected.sha256);
+    expect(fast.bodyBytes).toBe(expected.bytes);
+    expect(slow.bodyBytes).toBeLessThan(MB); // it really did not read
+
+    slow.resume();
+    await slow.ended;
+    expect(slow.tail.endsWith('data: [DONE]\n\n')).toBe(true);
+    expect(slow.digest()).toBe(expected.sha256);
+  }, 60_000);
 });
