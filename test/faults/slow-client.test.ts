@@ -11,6 +11,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayProcess, PROCESS_KEY } from '../scale/_process.js';
+import { startGateway } from '../helpers/gateway.js';
 
 const MB = 1024 * 1024;
 const STREAM_BYTES = 50 * MB;
@@ -45,6 +46,8 @@ class LazyStreamUpstream {
   readonly sent: number[] = [];
   /** Bytes of the next streams. */
   size = STREAM_BYTES;
+  /** Called when a stream's connection closes before it was all written (the gateway aborted it). */
+  onCut: (() => void) | undefined;
   private readonly server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -58,7 +61,10 @@ class LazyStreamUpstream {
         }
         res.end();
       };
-      res.on('close', () => res.off('drain', pump));
+      res.on('close', () => {
+        res.off('drain', pump);
+        if (!res.writableFinished) this.onCut?.();
+      });
       pump();
     });
   });
@@ -89,7 +95,7 @@ class RawClient {
   status = 0;
   readonly ended: Promise<void>;
 
-  constructor(port: number, upstream: string, extraHeaders: string[] = []) {
+  constructor(port: number, upstream: string, extraHeaders: string[] = [], key = PROCESS_KEY) {
     const body = JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'a long story' }] });
     this.socket = net.connect(port, '127.0.0.1');
     this.socket.pause();
@@ -97,7 +103,7 @@ class RawClient {
       [
         'POST /v1/chat/completions HTTP/1.0',
         'host: 127.0.0.1',
-        `x-gateway-api-key: ${PROCESS_KEY}`,
+        `x-gateway-api-key: ${key}`,
         'x-gateway-provider: openai',
         `x-gateway-custom-host: ${upstream}`,
         'authorization: Bearer sk-upstream',
@@ -243,4 +249,31 @@ describe('clients that stop reading a large stream', () => {
     expect(slow.tail.endsWith('data: [DONE]\n\n')).toBe(true);
     expect(slow.digest()).toBe(expected.sha256);
   }, 60_000);
+
+  it('cuts a client that takes nothing for --stream-idle-timeout, aborting its upstream call', async () => {
+    upstream.size = 20 * MB;
+    const gw2 = await startGateway({ options: { 'stream-idle-timeout': '300' } });
+    try {
+      const cut = new Promise<void>((r) => (upstream.onCut = r));
+      const c = new RawClient(Number(new URL(gw2.url).port), upstreamUrl, [], gw2.key);
+      clients.push(c);
+      await within(cut, 10_000, 'the upstream call of a client that reads nothing, aborted');
+      c.resume();
+      await within(c.ended, 5000, 'the stalled client cut');
+      expect(c.tail.endsWith('data: [DONE]\n\n')).toBe(false);
+      await within(
+        (async () => {
+          while (!gw2.logs.some((l) => l.error?.code === 'request_timeout')) await new Promise((r) => setTimeout(r, 20));
+        })(),
+        5000,
+        'the log line',
+      );
+      const line = gw2.logs.find((l) => l.error?.code === 'request_timeout')!;
+      expect(line.client_aborted).not.toBe(true); // the gateway cut it
+      expect(String(line.error.message)).toMatch(/client read nothing for 300 ms/);
+    } finally {
+      upstream.onCut = undefined;
+      await gw2.close();
+    }
+  }, 30_000);
 });
