@@ -12,7 +12,7 @@ export const OPTION_TABLE = [
   { flag: 'provider-base-urls', env: 'GATEWAY_PROVIDER_BASE_URLS', help: 'override provider base URLs: openai=http://proxy/v1,...' },
   { flag: 'body-limit', env: 'GATEWAY_BODY_LIMIT', help: 'largest request body in bytes (or 16mb, 512kb)', def: '16mb' },
   { flag: 'shutdown-timeout', env: 'GATEWAY_SHUTDOWN_TIMEOUT', help: 'ms to let in-flight requests finish on SIGTERM', def: '10000' },
-  { flag: 'stream-idle-timeout', env: 'GATEWAY_STREAM_IDLE_TIMEOUT', help: 'ms a started stream may be idle between chunks', def: '300000' },
+  { flag: 'stream-idle-timeout', env: 'GATEWAY_STREAM_IDLE_TIMEOUT', help: 'ms a started stream may be idle between chunks (not counting time its client holds it back), and the longest its client may take nothing', def: '300000' },
   { flag: 'upstream-timeout', env: 'GATEWAY_UPSTREAM_TIMEOUT', help: 'ms to wait for a provider to answer when no request_timeout is set', def: '600000' },
   { flag: 'request-budget', env: 'GATEWAY_REQUEST_BUDGET', help: 'ms a request may take in all, retries and their waits included', def: '600000' },
   { flag: 'redis', env: 'REDIS_URL', help: 'redis://host:port/db: share cache, vectors and breakers through Redis' },

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable, Subscription } from 'rxjs';
 import type { Exchange } from './exchange.js';
-import { toGatewayError } from '../errors/gateway-error.js';
+import { GatewayError, toGatewayError } from '../errors/gateway-error.js';
 import { sendError } from './errors.js';
 import type { AnswerMeta, GatewayEvent } from '../pipeline/events.js';
 import type { RequestContext } from '../pipeline/context.js';
@@ -20,17 +20,46 @@ function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): 
  * Subscribe to the plan's events and write them: one JSON body, or SSE frames ending in
  * `data: [DONE]`. A client that goes away unsubscribes, which aborts every upstream call. A failure
  * after the stream started ends it with an SSE error event and no [DONE].
+ *
+ * Backpressure: when the client's socket buffer is full (`write` returns false) the request's flow is
+ * paused, which pauses the upstream body, until the socket drains. A client that takes nothing for
+ * `stallMs` while paused is cut (the socket destroyed, the upstream aborted).
  */
-export function respond(events: Observable<GatewayEvent>, ex: Exchange, ctx: RequestContext): void {
+export function respond(events: Observable<GatewayEvent>, ex: Exchange, ctx: RequestContext, stallMs: number): void {
   const res = ex.res;
+  const flow = ctx.flow;
   let sub: Subscription | undefined;
   let done = false;
+  let stall: NodeJS.Timeout | undefined;
   const onClose = (): void => {
+    if (stall) clearTimeout(stall);
+    flow?.close();
     if (!done) {
       done = true;
       ex.clientAborted = true;
       sub?.unsubscribe();
     }
+  };
+  const onDrain = (): void => {
+    if (stall) clearTimeout(stall);
+    stall = undefined;
+    flow!.resume();
+  };
+  const onStall = (): void => {
+    if (res.writableFinished) return;
+    ex.error = new GatewayError('request_timeout', `The client read nothing for ${stallMs} ms; the stream was cut.`);
+    if (!done) {
+      done = true;
+      sub?.unsubscribe();
+    }
+    res.destroy();
+  };
+  /** The client's socket is full: hold the upstream back until it drains. */
+  const hold = (): void => {
+    if (!flow || flow.held) return;
+    flow.pause();
+    res.once('drain', onDrain);
+    stall = setTimeout(onStall, stallMs);
   };
   // Before the request log's own 'close' listener, so the log line sees client_aborted.
   res.prependListener('close', onClose);
@@ -50,7 +79,7 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, ctx: Req
           return;
         case 'chunk':
           if (ev.usage) ctx.usage = ev.usage;
-          if (ev.data !== '') res.write(sseData(ev.data));
+          if (ev.data !== '' && !res.write(sseData(ev.data))) hold();
           return;
       }
     },

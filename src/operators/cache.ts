@@ -5,6 +5,8 @@ import type { Endpoint } from '../providers/types.js';
 import type { CacheStore } from '../state/cache-store.js';
 import type { VectorIndex } from '../state/vector-index.js';
 import { coalesce } from './coalesce.js';
+import { paced } from './paced.js';
+import type { Flow } from '../upstream/flow.js';
 
 export type CacheStatus = 'HIT' | 'SEMANTIC_HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
 
@@ -28,6 +30,8 @@ export interface CacheOptions {
   /** False while the store is unreachable: the request goes straight upstream (DISABLED). */
   available: () => boolean;
   inflight: Map<string, Observable<GatewayEvent>>;
+  /** Stream requests: the client's flow control (replays and shared calls are paced by it). */
+  flow?: Flow;
   onLookup?: (mode: string, status: CacheStatus) => void;
 }
 
@@ -77,6 +81,7 @@ export function withCache(run: () => Observable<GatewayEvent>, o: CacheOptions):
           }),
         );
       }),
+      o.flow,
     ).pipe(tag(status));
 
   /** `exactMissed`: getSync already found no usable entry under the key (do not ask again). */
@@ -117,7 +122,7 @@ export function withCache(run: () => Observable<GatewayEvent>, o: CacheOptions):
       const entry = text === undefined ? undefined : parseEntry(text);
       if (entry) {
         o.onLookup?.(o.mode, 'HIT');
-        return from(replay(entry, o.endpoint, o.stream, 'HIT', o.includeUsage === true));
+        return from(replay(entry, o.endpoint, o.stream, 'HIT', o.includeUsage === true)).pipe(paced(o.flow));
       }
     }
     return from(lookup(o.store.getSync !== undefined)).pipe(
@@ -126,7 +131,7 @@ export function withCache(run: () => Observable<GatewayEvent>, o: CacheOptions):
         switch (r.status) {
           case 'HIT':
           case 'SEMANTIC_HIT':
-            return from(replay(r.entry, o.endpoint, o.stream, r.status, o.includeUsage === true));
+            return from(replay(r.entry, o.endpoint, o.stream, r.status, o.includeUsage === true)).pipe(paced(o.flow));
           case 'MISS':
             return fetchAndStore('MISS', r.vector);
           case 'DISABLED':

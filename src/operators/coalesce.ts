@@ -1,11 +1,20 @@
-import { defer, finalize, ReplaySubject, share, type Observable } from 'rxjs';
+import { defer, finalize, Observable, ReplaySubject, share } from 'rxjs';
+import type { Flow } from '../upstream/flow.js';
+import { paced } from './paced.js';
+
+/** The flow of the request that started each shared call: its upstream body is attached to it. */
+const leaders = new WeakMap<Observable<unknown>, Flow>();
 
 /**
  * Concurrent identical requests share one upstream call: the first subscriber starts it, later ones
  * join and get every event from the start (replayed). The call is aborted only when every subscriber
  * has left; the entry is dropped when it ends, so a later request starts afresh.
+ *
+ * With `flow` (streams), each subscriber is paced by its own client, and a joining request's flow
+ * joins the starter's: the shared upstream is paused only while every client is, so a slow client
+ * neither stalls the others nor copies the stream into its socket buffer.
  */
-export function coalesce<T>(inflight: Map<string, Observable<T>>, key: string, start: () => Observable<T>): Observable<T> {
+export function coalesce<T>(inflight: Map<string, Observable<T>>, key: string, start: () => Observable<T>, flow?: Flow): Observable<T> {
   return defer(() => {
     let shared = inflight.get(key);
     if (!shared) {
@@ -14,7 +23,19 @@ export function coalesce<T>(inflight: Map<string, Observable<T>>, key: string, s
         share({ connector: () => new ReplaySubject<T>(), resetOnError: true, resetOnComplete: true, resetOnRefCountZero: true }),
       );
       inflight.set(key, shared);
+      if (flow) leaders.set(shared, flow);
     }
-    return shared;
+    if (!flow) return shared;
+    const leader = leaders.get(shared);
+    const mine = shared.pipe(paced<T>(flow));
+    if (!leader || leader === flow) return mine;
+    return new Observable<T>((subscriber) => {
+      const leave = leader.join(flow);
+      const sub = mine.subscribe(subscriber);
+      return () => {
+        sub.unsubscribe();
+        leave();
+      };
+    });
   });
 }

@@ -1,30 +1,77 @@
-import { throwError, timeout, type Observable, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, Observable, throwError, timeout, type MonoTypeOperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { Flow } from '../upstream/flow.js';
+
+const firstError = (ms: number): GatewayError =>
+  new GatewayError('request_timeout', `The request timed out after ${ms} ms.`, { param: 'request_timeout' });
+const idleError = (idleMs: number): GatewayError =>
+  new GatewayError('request_timeout', `The stream was idle for more than ${idleMs} ms.`, { param: 'request_timeout' });
+
+/**
+ * The idle limit between values, not counted while `flow` is paused: a stream held back by a slow
+ * client is not an idle upstream (the client's own stall is bounded where it is written).
+ */
+function idleUnlessPaused<T>(idleMs: number, flow: Flow, scheduler: SchedulerLike): MonoTypeOperatorFunction<T> {
+  return (source) =>
+    new Observable<T>((subscriber) => {
+      let timer: Subscription | undefined;
+      let seen = false;
+      const arm = (): void => {
+        timer?.unsubscribe();
+        timer = flow.paused ? undefined : scheduler.schedule(() => subscriber.error(idleError(idleMs)), idleMs);
+      };
+      const off = flow.onChange(() => {
+        // Paused with a timer running, or running again without one.
+        if (seen && flow.paused !== (timer === undefined)) arm();
+      });
+      const sub = source.subscribe({
+        next(v) {
+          seen = true;
+          arm();
+          subscriber.next(v);
+        },
+        error: (e: unknown) => subscriber.error(e),
+        complete: () => subscriber.complete(),
+      });
+      return () => {
+        off();
+        timer?.unsubscribe();
+        sub.unsubscribe();
+      };
+    });
+}
 
 /**
  * `request_timeout` for one attempt: the first emission (a whole JSON answer, or a stream's first
  * chunk) must arrive within `firstMs`; after that a stream may be idle at most `idleMs` between
- * chunks. Elapsing unsubscribes upstream (which aborts the HTTP call) and errors with 408.
+ * chunks, time while `flow` is paused (the client is not reading) not counted. Elapsing unsubscribes
+ * upstream (which aborts the HTTP call) and errors with 408.
  */
 export function attemptTimeout<T>(
   firstMs: number | undefined,
   idleMs: number | undefined,
   scheduler?: SchedulerLike,
+  flow?: Flow,
 ): MonoTypeOperatorFunction<T> {
   if (firstMs === undefined && idleMs === undefined) return (source) => source;
   if (firstMs !== undefined && (!Number.isFinite(firstMs) || firstMs <= 0)) throw new Error(`request_timeout must be > 0, got ${firstMs}`);
+  if (flow && idleMs !== undefined) {
+    const first = firstMs ?? idleMs;
+    const s = scheduler ?? asyncScheduler;
+    return (source) =>
+      source.pipe(
+        timeout<T, Observable<never>>({
+          first,
+          with: () => throwError(() => firstError(first)),
+          scheduler: s,
+        }),
+        idleUnlessPaused<T>(idleMs, flow, s),
+      );
+  }
   return timeout<T, Observable<never>>({
     first: firstMs,
     each: idleMs,
-    with: (info) =>
-      throwError(
-        () =>
-          new GatewayError(
-            'request_timeout',
-            info.seen === 0 ? `The request timed out after ${firstMs ?? idleMs} ms.` : `The stream was idle for more than ${idleMs} ms.`,
-            { param: 'request_timeout' },
-          ),
-      ),
+    with: (info) => throwError(() => (info.seen === 0 ? firstError(firstMs ?? idleMs!) : idleError(idleMs!))),
     ...(scheduler ? { scheduler } : {}),
   });
 }

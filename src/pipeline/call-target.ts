@@ -54,14 +54,15 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
     const mapError: ErrorMapper =
       secrets.length > 0 ? (status, text, headers) => provider.fromError(status, redactText(text, secrets), headers) : provider.fromError;
     const framing = provider.descriptor.framing;
+    const flow = req.stream ? ctx.flow : undefined;
     // The provider's async step (sign, fetch a token) runs inside the attempt: timed out and cancelled with it.
     const prepared = prepareRequest(provider, upstream, node.target, { now: deps.now, fetch: deps.fetch });
     const call = prepared
-      ? prepared.pipe(switchMap((u) => callUpstream(deps.dispatchers, u, mapError, framing)))
-      : callUpstream(deps.dispatchers, upstream, mapError, framing);
+      ? prepared.pipe(switchMap((u) => callUpstream(deps.dispatchers, u, mapError, framing, flow)))
+      : callUpstream(deps.dispatchers, upstream, mapError, framing, flow);
     return call.pipe(
       decodeUpstream(provider, req, meta),
-      attemptTimeout<GatewayEvent>(node.settings.request_timeout, req.stream ? deps.streamIdleTimeoutMs : undefined, deps.scheduler),
+      attemptTimeout<GatewayEvent>(node.settings.request_timeout, req.stream ? deps.streamIdleTimeoutMs : undefined, deps.scheduler, flow),
       measure(targetLabels(node, req.endpoint), deps.telemetry, ctx, deps.now, meta),
     );
   });

@@ -7,6 +7,7 @@ import type { ProviderRegistry } from '../providers/registry.js';
 import type { ProviderRequest, Usage } from '../providers/types.js';
 import type { BreakerStore } from '../state/breaker-store.js';
 import type { Dispatchers } from '../upstream/call.js';
+import { Flow } from '../upstream/flow.js';
 
 /** The cache's state and helpers; absent: caching is off. */
 export interface CacheDeps {
@@ -50,6 +51,8 @@ export interface RequestContext {
   /** Request path, for conditional routing on url.pathname. */
   pathname: string;
   startedAt: number;
+  /** Stream requests: backpressure from the client's socket to the upstream body. */
+  flow?: Flow;
   /** Filled as the pipeline runs, read by the log line and metrics. */
   usage?: Usage;
   attempts: number;
@@ -87,6 +90,7 @@ export function newContext(
     upstreamMs: 0,
   };
   if (metadata) ctx.metadata = metadata;
+  if (request.stream) ctx.flow = new Flow();
   return ctx;
 }
 

@@ -207,6 +207,7 @@ export class PlanRunner {
         embed: c.embed,
         available: c.available,
         inflight: c.inflight,
+        ...(req.stream && ctx.flow ? { flow: ctx.flow } : {}),
         onLookup: (mode, status) => {
           ctx.cacheStatus = status;
           telemetry.cacheLookup(mode, status);

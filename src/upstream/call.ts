@@ -5,6 +5,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { StreamEvent, StreamFraming, UpstreamRequest } from '../providers/types.js';
 import { streamDecoder } from './framing.js';
 import { customHostRefusal } from '../security/host-guard.js';
+import type { Flow } from './flow.js';
 
 export type UpstreamHeaders = Record<string, string | string[] | undefined>;
 
@@ -32,11 +33,6 @@ function transportError(err: unknown): Error {
 }
 
 /**
- * One HTTP call to a provider as a cold Observable. Subscribing sends the request; unsubscribing
- * aborts it (the socket's request is cancelled and its body discarded). Non-2xx answers become the
- * error produced by `mapError`; transport failures become `upstream_unreachable`.
- */
-/**
  * Cancels one undici request. undici accepts an EventEmitter as `signal`; it costs a fraction of an
  * AbortController (whose EventTarget is slow to build), and one is made per upstream call.
  */
@@ -49,15 +45,24 @@ class Abort extends EventEmitter {
   }
 }
 
+/**
+ * One HTTP call to a provider as a cold Observable. Subscribing sends the request; unsubscribing
+ * aborts it (the socket's request is cancelled and its body discarded). Non-2xx answers become the
+ * error produced by `mapError`; transport failures become `upstream_unreachable`. A stream's body is
+ * decoded by the descriptor's framing and attached to `flow`: while the client cannot take more, the
+ * body is paused, undici stops reading the socket and TCP pushes back to the provider.
+ */
 export function callUpstream(
   dispatchers: Dispatchers,
   req: UpstreamRequest,
   mapError: ErrorMapper,
   framing: StreamFraming = 'sse',
+  flow?: Flow,
 ): Observable<UpstreamMessage> {
   return new Observable<UpstreamMessage>((subscriber) => {
     const ac = new Abort();
     let finished = false;
+    let detach: (() => void) | undefined;
     const dispatcher = req.untrustedHost ? dispatchers.guarded : dispatchers.trusted;
     dispatcher
       .request({
@@ -80,12 +85,15 @@ export function callUpstream(
               : undefined;
           if (decoder) {
             body.on('data', (b: Buffer) => decoder.write(b));
+            if (flow) detach = flow.attach(body);
             body.on('end', () => {
+              detach?.();
               decoder.end();
               finished = true;
               subscriber.complete();
             });
             body.on('error', (err) => {
+              detach?.();
               finished = true;
               if (!ac.aborted) subscriber.error(new GatewayError('stream_interrupted', undefined, { cause: err }));
             });
@@ -114,6 +122,7 @@ export function callUpstream(
         },
       );
     return () => {
+      detach?.();
       if (!finished) ac.abort();
     };
   });

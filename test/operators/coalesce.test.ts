@@ -1,7 +1,8 @@
-import { defer, type Observable } from 'rxjs';
+import { defer, Subject, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { coalesce } from '../../src/operators/coalesce.js';
+import { Flow } from '../../src/upstream/flow.js';
 
 const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 
@@ -164,5 +165,40 @@ describe('coalesce', () => {
     expect(got).toEqual([1]);
     expect(calls).toBe(1);
     expect(inflight.size).toBe(0);
+  });
+});
+
+describe('coalesce with flow control (streams)', () => {
+  it('a joining request keeps the shared upstream going while the starter is held, and is paced by its own client', () => {
+    const inflight = new Map<string, Observable<string>>();
+    const upstream = new Subject<string>();
+    const starter = new Flow();
+    const joiner = new Flow();
+    const body = { calls: [] as string[], pause: () => body.calls.push('pause'), resume: () => body.calls.push('resume') };
+    starter.attach(body);
+    const a: string[] = [];
+    const b: string[] = [];
+    const subA = coalesce(inflight, 'k', () => upstream, starter).subscribe((v) => a.push(v));
+    upstream.next('1');
+    const subB = coalesce(inflight, 'k', () => upstream, joiner).subscribe((v) => b.push(v));
+    expect(b).toEqual(['1']); // replayed
+
+    starter.pause(); // A's socket is full; B still reads: the upstream is not paused
+    upstream.next('2');
+    expect(body.calls).toEqual([]);
+    expect([a, b]).toEqual([['1'], ['1', '2']]);
+
+    joiner.pause(); // nobody reads: the upstream body is paused
+    expect(body.calls).toEqual(['pause']);
+    joiner.resume();
+    starter.resume();
+    expect(a).toEqual(['1', '2']);
+    expect(body.calls).toEqual(['pause', 'resume']);
+
+    subB.unsubscribe(); // B left: A alone holds the upstream back again
+    starter.pause();
+    expect(body.calls).toEqual(['pause', 'resume', 'pause']);
+    subA.unsubscribe();
+    expect(upstream.observed).toBe(false);
   });
 });

@@ -1,8 +1,9 @@
 import { TestScheduler } from 'rxjs/testing';
-import { of } from 'rxjs';
+import { asyncScheduler, of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { attemptTimeout } from '../../src/operators/timeout.js';
+import { Flow } from '../../src/upstream/flow.js';
 
 const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 
@@ -109,5 +110,35 @@ describe('attemptTimeout', () => {
 
   it.each([0, -5, Number.NaN, Number.POSITIVE_INFINITY])('refuses request_timeout %s when built', (ms) => {
     expect(() => attemptTimeout(ms, undefined)).toThrow(/request_timeout must be > 0/);
+  });
+});
+
+describe('attemptTimeout with a flow (the client can hold the stream back)', () => {
+  it('does not count time while the flow is paused as idle, and counts again from the resume', () => {
+    newScheduler().run(({ cold, expectObservable }) => {
+      const flow = new Flow();
+      // a at 10; the client holds the stream from 20 to 120 (longer than the idle limit of 30); nothing
+      // more comes: the idle limit elapses 30 ms after the resume.
+      const source = cold('10ms a 500ms b|');
+      asyncScheduler.schedule(() => flow.pause(), 20);
+      asyncScheduler.schedule(() => flow.resume(), 120);
+      expectObservable(source.pipe(attemptTimeout(100, 30, undefined, flow))).toBe(
+        '10ms a 139ms #',
+        undefined,
+        timeoutError('The stream was idle for more than 30 ms.'),
+      );
+    });
+  });
+
+  it('still bounds the first chunk and the gaps while the flow is not paused', () => {
+    newScheduler().run(({ cold, expectObservable }) => {
+      const flow = new Flow();
+      expectObservable(cold('150ms a|').pipe(attemptTimeout(100, 30, undefined, flow))).toBe('100ms #', undefined, timeoutError('The request timed out after 100 ms.'));
+      expectObservable(cold('10ms a 20ms b 40ms c|').pipe(attemptTimeout(100, 30, undefined, flow))).toBe(
+        '10ms a 20ms b 29ms #',
+        undefined,
+        timeoutError('The stream was idle for more than 30 ms.'),
+      );
+    });
   });
 });

@@ -35,7 +35,7 @@ export function proxyRoute(endpoint: Endpoint, pathname: string, deps: AppDeps, 
     if (settings.cacheNamespace !== undefined) ctx.cacheNamespace = settings.cacheNamespace;
     if (settings.cacheForceRefresh) ctx.cacheForceRefresh = true;
     ex.ctx = ctx;
-    respond(runner.run(plan, ctx), ex, ctx);
+    respond(runner.run(plan, ctx), ex, ctx, deps.pipeline.streamIdleTimeoutMs);
   };
   return (ex) => {
     let plan: PlanNode;
