@@ -5,7 +5,7 @@ import { createHandler } from './http/app.js';
 import type { Bootstrap } from './config/bootstrap.js';
 import type { ServerOptions } from './config/options.js';
 import { describeGatewayError, loadPipelines, PipelineError } from './config/pipelines.js';
-import { ConfigResolver } from './config/resolve.js';
+import { ConfigResolver } from './plan/resolve.js';
 import type { Config } from './config/schema.js';
 import { createLogger, type Logger } from './log.js';
 import { buildPlan, type PlanDeps } from './plan/build-plan.js';
@@ -16,7 +16,7 @@ import { GatewayError } from './errors/gateway-error.js';
 import { PrometheusTelemetry } from './metrics/prometheus.js';
 import { createStores, type Stores } from './state/stores.js';
 import { embedLocal } from './cache/local-embedder.js';
-import { providerEmbedder } from './cache/provider-embedder.js';
+import { providerEmbedder } from './pipeline/provider-embedder.js';
 import type { PipelineDeps } from './pipeline/context.js';
 
 export interface GatewayInit {

@@ -1,5 +1,5 @@
 import type { Endpoint, Usage } from '../providers/types.js';
-import type { AnswerMeta, GatewayEvent } from '../pipeline/events.js';
+import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 import { chunksToJson, jsonToChunks } from './assemble.js';
 
 /** What the cache stores: an answer as it was sent (JSON, or a stream's chunks), and who gave it. */

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import { headerValue, REQUEST_HEADERS } from '../config/headers.js';
-import type { ConfigResolver } from '../config/resolve.js';
+import type { ConfigResolver } from '../plan/resolve.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../log.js';
 import type { PipelineDeps } from '../pipeline/context.js';

@@ -4,7 +4,7 @@ import { headerValue, REQUEST_HEADERS, requestSettings, type RequestSettings } f
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { Telemetry } from '../metrics/telemetry.js';
 import type { RequestContext } from '../pipeline/context.js';
-import type { AnswerMeta } from '../pipeline/events.js';
+import type { AnswerMeta } from '../upstream/events.js';
 import type { RequestLogWriter } from '../request-log.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 

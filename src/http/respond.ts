@@ -3,7 +3,7 @@ import type { Observable, Subscription } from 'rxjs';
 import type { Exchange } from './exchange.js';
 import { GatewayError, toGatewayError } from '../errors/gateway-error.js';
 import { sendError } from './errors.js';
-import type { AnswerMeta, GatewayEvent } from '../pipeline/events.js';
+import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { SSE_DONE, SSE_HEADERS, sseData, sseError } from '../upstream/sse-encode.js';
 

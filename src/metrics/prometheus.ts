@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { CounterFamily, GaugeFamily, HistogramFamily, type CounterCell, type GaugeCell, type HistogramCell } from './series.js';
 import type { CircuitStatus, Transition } from '../state/breaker-store.js';
-import type { Endpoint, Usage } from '../providers/types.js';
+import type { Endpoint, Usage } from '../config/wire.js';
 import type { Outcome, TargetLabels, Telemetry } from './telemetry.js';
 
 /** OpenTelemetry GenAI operation names for our endpoints. */

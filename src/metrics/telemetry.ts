@@ -1,5 +1,5 @@
 import type { CircuitStatus, Transition } from '../state/breaker-store.js';
-import type { Endpoint, Usage } from '../providers/types.js';
+import type { Endpoint, Usage } from '../config/wire.js';
 
 /** Labels that identify a target in metrics: its name or path, and its provider. Never user data. */
 export interface TargetLabels {

@@ -1,6 +1,6 @@
 import { defer, from, map, mergeMap, tap, type Observable, type OperatorFunction } from 'rxjs';
 import { EntryRecorder, parseEntry, replay, type CacheEntry } from '../cache/entry.js';
-import type { GatewayEvent } from '../pipeline/events.js';
+import type { GatewayEvent } from '../upstream/events.js';
 import type { Endpoint } from '../providers/types.js';
 import type { CacheStore } from '../state/cache-store.js';
 import type { VectorIndex } from '../state/vector-index.js';

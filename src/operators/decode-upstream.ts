@@ -2,7 +2,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Provider, ProviderRequest, StreamChunk } from '../providers/types.js';
 import type { UpstreamHeaders, UpstreamMessage } from '../upstream/call.js';
-import type { AnswerMeta, GatewayEvent } from '../pipeline/events.js';
+import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 
 /** Upstream headers worth passing to the client. */
 function passOn(headers: UpstreamHeaders): Record<string, string> | undefined {

@@ -1,8 +1,27 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Outcome, TargetLabels, Telemetry } from '../metrics/telemetry.js';
-import { upstreamBegin, upstreamEnd, type RequestContext } from '../pipeline/context.js';
-import type { AnswerMeta, GatewayEvent } from '../pipeline/events.js';
+import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
+
+/**
+ * The part of a request's context that measuring an attempt keeps: the union of time with at least one
+ * upstream call in flight (for the gateway-overhead figure), and the target that failed last. The
+ * pipeline's RequestContext is one.
+ */
+export interface AttemptAccount {
+  upstreamActive: number;
+  upstreamSince: number;
+  upstreamMs: number;
+  failed?: AnswerMeta;
+}
+
+function upstreamBegin(a: AttemptAccount, now: number): void {
+  if (a.upstreamActive++ === 0) a.upstreamSince = now;
+}
+
+function upstreamEnd(a: AttemptAccount, now: number): void {
+  if (--a.upstreamActive === 0) a.upstreamMs += now - a.upstreamSince;
+}
 
 function outcomeOf(err: unknown): [Outcome, number] {
   if (!(err instanceof GatewayError)) return ['error', 0];
@@ -20,7 +39,7 @@ function outcomeOf(err: unknown): [Outcome, number] {
 export function measure(
   labels: TargetLabels,
   telemetry: Telemetry,
-  ctx: RequestContext,
+  ctx: AttemptAccount,
   now: () => number,
   meta?: AnswerMeta,
 ): MonoTypeOperatorFunction<GatewayEvent> {

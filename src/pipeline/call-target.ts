@@ -10,7 +10,7 @@ import { measure } from '../operators/measure.js';
 import { attemptTimeout } from '../operators/timeout.js';
 import { memoByObject } from '../util/memo.js';
 import type { PipelineDeps, RequestContext } from './context.js';
-import type { GatewayEvent } from './events.js';
+import type { GatewayEvent } from '../upstream/events.js';
 
 /** The request as this target sends it: override_params win over the body; its forward_headers. */
 export function requestFor(node: TargetNode, ctx: RequestContext): ProviderRequest {

@@ -1,7 +1,7 @@
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { CacheStore } from '../state/cache-store.js';
 import type { VectorIndex } from '../state/vector-index.js';
-import type { AnswerMeta, GatewayEvent } from './events.js';
+import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 import type { Telemetry } from '../metrics/telemetry.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { ProviderRequest, Usage } from '../providers/types.js';
@@ -92,12 +92,4 @@ export function newContext(
   if (metadata) ctx.metadata = metadata;
   if (request.stream) ctx.flow = new Flow();
   return ctx;
-}
-
-export function upstreamBegin(ctx: RequestContext, now: number): void {
-  if (ctx.upstreamActive++ === 0) ctx.upstreamSince = now;
-}
-
-export function upstreamEnd(ctx: RequestContext, now: number): void {
-  if (--ctx.upstreamActive === 0) ctx.upstreamMs += now - ctx.upstreamSince;
 }

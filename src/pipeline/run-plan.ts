@@ -16,7 +16,7 @@ import type { BreakerPolicy } from '../state/breaker-store.js';
 import type { Endpoint } from '../providers/types.js';
 import { callTarget, targetLabels } from './call-target.js';
 import type { PipelineDeps, RequestContext } from './context.js';
-import type { GatewayEvent } from './events.js';
+import type { GatewayEvent } from '../upstream/events.js';
 
 /** A compiled plan node: built once per plan, called once per request with that request's context. */
 export type Run = (ctx: RequestContext) => Observable<GatewayEvent>;

@@ -1,20 +1,10 @@
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { ProviderFields } from '../config/provider-fields.js';
 
-export type Endpoint = 'chat' | 'completions' | 'embeddings' | 'models';
-
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  /** Prompt tokens served from or written to the provider's prompt cache (both included in prompt_tokens). */
-  prompt_tokens_details?: {
-    /** Read from the cache (OpenAI cached_tokens, Anthropic cache_read_input_tokens, ...). */
-    cached_tokens?: number;
-    /** Written to the cache (Anthropic cache_creation_input_tokens, Cloud B cacheWriteInputTokens). */
-    cache_write_tokens?: number;
-  };
-}
+// The endpoints and the usage shape are facts of the OpenAI wire the gateway speaks: defined low
+// (config/wire.ts) so metrics and config can use them too.
+import type { Endpoint, Usage } from '../config/wire.js';
+export type { Endpoint, Usage };
 
 /** Where and with what a target is reached: credentials and host, after virtual keys are resolved. */
 export interface Target {

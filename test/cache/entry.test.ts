@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EntryRecorder, parseEntry, replay, type CacheEntry } from '../../src/cache/entry.js';
-import type { AnswerMeta, GatewayEvent } from '../../src/pipeline/events.js';
+import type { AnswerMeta, GatewayEvent } from '../../src/upstream/events.js';
 
 const meta: AnswerMeta = { provider: 'openai', target: 'config.targets[1]', retries: 2, cacheStatus: 'MISS' };
 const usage = { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 };

@@ -4,7 +4,7 @@ import { embedLocal } from '../../src/cache/local-embedder.js';
 import { parseEntry, type CacheEntry } from '../../src/cache/entry.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { withCache, type CacheOptions, type CacheStatus } from '../../src/operators/cache.js';
-import type { AnswerMeta, GatewayEvent } from '../../src/pipeline/events.js';
+import type { AnswerMeta, GatewayEvent } from '../../src/upstream/events.js';
 import type { CacheStore } from '../../src/state/cache-store.js';
 import type { VectorIndex, VectorMatch } from '../../src/state/vector-index.js';
 

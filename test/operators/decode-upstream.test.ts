@@ -2,7 +2,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { decodeUpstream } from '../../src/operators/decode-upstream.js';
-import type { AnswerMeta, GatewayEvent } from '../../src/pipeline/events.js';
+import type { AnswerMeta, GatewayEvent } from '../../src/upstream/events.js';
 import { OPENAI_COMPATIBLE } from '../../src/providers/openai-compatible/descriptors.js';
 import { openAICompatible } from '../../src/providers/openai-compatible/index.js';
 import type { Provider, ProviderRequest } from '../../src/providers/types.js';

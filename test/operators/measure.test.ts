@@ -5,7 +5,7 @@ import { GatewayError } from '../../src/errors/gateway-error.js';
 import { measure } from '../../src/operators/measure.js';
 import type { TargetLabels, Telemetry } from '../../src/metrics/telemetry.js';
 import { newContext, type RequestContext } from '../../src/pipeline/context.js';
-import type { AnswerMeta, GatewayEvent } from '../../src/pipeline/events.js';
+import type { AnswerMeta, GatewayEvent } from '../../src/upstream/events.js';
 
 const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 

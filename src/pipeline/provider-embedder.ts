@@ -1,7 +1,7 @@
 import { lastValueFrom } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
-import { callTarget } from '../pipeline/call-target.js';
-import { newContext, type PipelineDeps } from '../pipeline/context.js';
+import { callTarget } from './call-target.js';
+import { newContext, type PipelineDeps } from './context.js';
 import type { TargetNode } from '../plan/types.js';
 import { l2normalize } from '../util/vector.js';
 

@@ -1,8 +1,8 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import { buildPlan, type PlanDeps } from '../plan/build-plan.js';
-import type { PlanNode } from '../plan/types.js';
-import { bearerToken, CONFIG_HEADERS, configFromHeaders, headerValue, REQUEST_HEADERS, type Headers } from './headers.js';
-import { parseConfig, satisfiesRequiredKeySet, type Config } from './schema.js';
+import { buildPlan, type PlanDeps } from './build-plan.js';
+import type { PlanNode } from './types.js';
+import { bearerToken, CONFIG_HEADERS, configFromHeaders, headerValue, REQUEST_HEADERS, type Headers } from '../config/headers.js';
+import { parseConfig, satisfiesRequiredKeySet, type Config } from '../config/schema.js';
 
 /** What a saved config id may look like (as pipelines/ file names); anything else is not an id. */
 const CONFIG_ID = /^[A-Za-z0-9_.-]+$/;

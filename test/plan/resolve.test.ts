@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { VirtualKey } from '../../src/config/bootstrap.js';
 import type { Headers } from '../../src/config/headers.js';
-import { ConfigResolver } from '../../src/config/resolve.js';
+import { ConfigResolver } from '../../src/plan/resolve.js';
 import { parseConfig, type Config } from '../../src/config/schema.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import type { PlanDeps } from '../../src/plan/build-plan.js';
