@@ -8,6 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './net.js';
+
+/** Re-exported: tests import it from here too. */
+export { freePort } from './net.js';
 
 export interface RedisServer {
   readonly port: number;
@@ -28,19 +32,6 @@ function killAllOnExit(): void {
   exitHook = true;
   process.on('exit', () => {
     for (const p of live) p.kill('SIGKILL');
-  });
-}
-
-/** A port nobody listens on right now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
   });
 }
 
