@@ -1,9 +1,7 @@
 import { defer, type Observable } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { coalesce } from '../../src/operators/coalesce.js';
-
-const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+import { newScheduler } from '../helpers/marbles.js';
 
 /** A start function that counts its calls and hands out `source`. */
 function starter<T>(source: Observable<T>) {

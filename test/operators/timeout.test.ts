@@ -1,10 +1,8 @@
-import { TestScheduler } from 'rxjs/testing';
 import { of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { attemptTimeout } from '../../src/operators/timeout.js';
-
-const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+import { newScheduler } from '../helpers/marbles.js';
 
 const timeoutError = (message: string) =>
   expect.objectContaining({
