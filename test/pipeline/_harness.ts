@@ -15,7 +15,7 @@ import type { ProviderRequest } from '../../src/providers/types.js';
 import { HostGuard } from '../../src/security/host-guard.js';
 import { MemoryBreakerStore } from '../../src/state/memory/breaker-store.js';
 import type { FakeOpenAI } from '../fakes/openai-server.js';
-import { FakeClock } from '../routing/helpers.js';
+import { FakeClock } from '../helpers/clock.js';
 import { recording, type Call } from '../helpers/telemetry.js';
 
 export const PROVIDER_KEY = 'sk-provider-secret-pipeline-7c1d';

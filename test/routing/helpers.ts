@@ -10,14 +10,7 @@ export { type Answer } from '../helpers/http.js';
 
 export const PROVIDER_KEY = 'sk-provider-secret-routing-9f3a';
 
-/** A manual clock in ms. */
-export class FakeClock {
-  constructor(public t = 1_700_000_000_000) {}
-  readonly now = (): number => this.t;
-  advance(ms: number): void {
-    this.t += ms;
-  }
-}
+export { FakeClock } from '../helpers/clock.js';
 
 /** A config target that reaches `fake` as provider openai. */
 export function target(fake: FakeOpenAI, extra: Record<string, unknown> = {}): Record<string, unknown> {
