@@ -14,12 +14,11 @@ import { defaultProviders, ProviderRegistry } from '../../src/providers/registry
 import type { ProviderRequest } from '../../src/providers/types.js';
 import { HostGuard } from '../../src/security/host-guard.js';
 import { MemoryBreakerStore } from '../../src/state/memory/breaker-store.js';
-import type { FakeOpenAI } from '../fakes/openai-server.js';
+import { CHAT } from '../routing/helpers.js';
 import { FakeClock } from '../helpers/clock.js';
 import { recording, type Call } from '../helpers/telemetry.js';
 
-export const PROVIDER_KEY = 'sk-provider-secret-pipeline-7c1d';
-export const CHAT = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
+export { CHAT, PROVIDER_KEY, target } from '../routing/helpers.js';
 export const CHAT_PATH = '/v1/chat/completions';
 
 const registry = new ProviderRegistry(defaultProviders());
@@ -27,11 +26,6 @@ const planDeps = { virtualKeys: new Map(), registry, hostGuard: new HostGuard({ 
 
 /** A validated config → its plan, as the resolver builds it. */
 export const plan = (config: unknown): PlanNode => buildPlan(parseConfig(config), planDeps);
-
-/** A config target that reaches `fake` as provider openai. */
-export function target(fake: FakeOpenAI, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { provider: 'openai', custom_host: fake.baseUrl, api_key: PROVIDER_KEY, ...extra };
-}
 
 export interface Harness {
   deps: PipelineDeps;
