@@ -1,50 +1,10 @@
 /**
- * Small HTTP helpers shared by the cache, scale and fault integration tests (not a test file itself).
- * Every call is bounded: a gateway that hangs fails the test with a timeout, never stalls the run.
+ * Small HTTP helpers shared by the cache, scale and fault integration tests (not a test file itself);
+ * the exchanges themselves (post, get, Answer) are test/helpers/http.ts.
  */
-import { request } from 'undici';
-import { jsonOrUndefined } from '../helpers/json.js';
+import { get } from '../helpers/http.js';
 
-export interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-  json: any;
-  /** x-gateway-cache-status */
-  cacheStatus: string | undefined;
-  /** Wall time of the exchange, ms. */
-  ms: number;
-}
-
-/** Bound on any one exchange with a gateway in these tests. */
-export const EXCHANGE_TIMEOUT_MS = 5000;
-
-export async function post(url: string, headers: Record<string, string>, body: unknown): Promise<Answer> {
-  const started = performance.now();
-  const res = await request(url, {
-    method: 'POST',
-    headers,
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-    headersTimeout: EXCHANGE_TIMEOUT_MS,
-    bodyTimeout: EXCHANGE_TIMEOUT_MS,
-  });
-  const text = await res.body.text();
-  const json = jsonOrUndefined(text);
-  const cs = res.headers['x-gateway-cache-status'];
-  return {
-    status: res.statusCode,
-    headers: res.headers,
-    text,
-    json,
-    cacheStatus: Array.isArray(cs) ? cs[0] : cs,
-    ms: performance.now() - started,
-  };
-}
-
-export async function get(url: string): Promise<{ status: number; text: string }> {
-  const res = await request(url, { headersTimeout: EXCHANGE_TIMEOUT_MS, bodyTimeout: EXCHANGE_TIMEOUT_MS });
-  return { status: res.statusCode, text: await res.body.text() };
-}
+export { EXCHANGE_TIMEOUT_MS, get, post, type Answer } from '../helpers/http.js';
 
 /** A chat body with one user message (and optional system prompt / other fields). */
 export function chatBody(content: string, extra: Record<string, unknown> = {}, system?: string): Record<string, unknown> {

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayProcess, type Exit } from '../scale/_process.js';
 import { chatChunks, FakeOpenAI, sseFrames } from '../fakes/openai-server.js';
+import { freePort } from '../helpers/net.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MAIN = join(ROOT, 'dist', 'main.js');
@@ -56,18 +57,6 @@ function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
   tempDirs.push(d);
   return d;
-}
-
-/** A port the OS says is free right now. */
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = net.createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => res(port));
-    });
-  });
 }
 
 // ------------------------------------------------------------------------------------------------

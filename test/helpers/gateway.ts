@@ -29,6 +29,10 @@ export interface StartOptions {
   bootstrap?: Bootstrap;
   env?: NodeJS.ProcessEnv;
   savedConfigs?: Map<string, Config>;
+  /** The gateway's clock in ms (breaker cooldowns, retry budget); default: the real one. */
+  now?: () => number;
+  /** The gateway's random source (loadbalance picks, retry jitter); default: Math.random. */
+  random?: () => number;
 }
 
 /** An in-process gateway on 127.0.0.1:0 with a captured logger. Trusts 127.0.0.1 unless told otherwise. */
@@ -46,7 +50,14 @@ export async function startGateway(opts: StartOptions = {}): Promise<TestGateway
   });
   const logger = createLogger(options['log-level'], sink);
   const bootstrap = opts.bootstrap ?? (opts.bootstrapYaml ? parseBootstrap(opts.bootstrapYaml, opts.env ?? process.env) : undefined);
-  const gateway = createGateway({ options, bootstrap, logger, savedConfigs: opts.savedConfigs ?? new Map() });
+  const gateway = createGateway({
+    options,
+    bootstrap,
+    logger,
+    savedConfigs: opts.savedConfigs ?? new Map(),
+    now: opts.now,
+    random: opts.random,
+  });
   const addr = await gateway.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${addr.port}`;
   return {

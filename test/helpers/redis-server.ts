@@ -8,6 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { killOnExit } from './children.js';
+import { freePort } from './net.js';
+
+/** Re-exported: tests import it from here too. */
+export { freePort } from './net.js';
 
 export interface RedisServer {
   readonly port: number;
@@ -19,29 +24,6 @@ export interface RedisServer {
   /** Stop for good and remove its directory. */
   close(): Promise<void>;
   running(): boolean;
-}
-
-const live = new Set<ChildProcess>();
-let exitHook = false;
-function killAllOnExit(): void {
-  if (exitHook) return;
-  exitHook = true;
-  process.on('exit', () => {
-    for (const p of live) p.kill('SIGKILL');
-  });
-}
-
-/** A port nobody listens on right now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** Send one inline command and read the first reply line (or reject). */
@@ -77,7 +59,6 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
 }
 
 export async function startRedisServer(opts: { port?: number } = {}): Promise<RedisServer> {
-  killAllOnExit();
   const port = opts.port ?? (await freePort());
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-redis-'));
   let proc: ChildProcess | undefined;
@@ -91,11 +72,10 @@ export async function startRedisServer(opts: { port?: number } = {}): Promise<Re
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     p.stderr!.on('data', (d) => (stderr += d.toString()));
-    live.add(p);
+    killOnExit(p);
     proc = p;
     exited = new Promise((resolve) =>
       p.once('exit', () => {
-        live.delete(p);
         if (proc === p) proc = undefined;
         resolve();
       }),

@@ -1,6 +1,5 @@
 /** Small helpers shared by the HTTP tests (not a test file itself). */
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import { vi } from 'vitest';
 import type { TestGateway } from '../helpers/gateway.js';
 
@@ -29,15 +28,6 @@ export async function logLine(gw: TestGateway, trace: string): Promise<Record<st
     },
     { timeout: 5000, interval: 5 },
   );
-}
-
-/** A port on 127.0.0.1 where nothing listens (bound, then released). */
-export async function closedPort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
 }
 
 export { chatContent, parseSse, type SseFrame } from '../helpers/sse.js';

@@ -2,8 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { FakeOpenAI, openAIError } from '../fakes/openai-server.js';
+import { freePort } from '../helpers/net.js';
 import type { Config } from '../../src/config/schema.js';
-import { closedPort, logLine, PROVIDER_KEY, traceId, viaHeaders } from './_util.js';
+import { logLine, PROVIDER_KEY, traceId, viaHeaders } from './_util.js';
 
 let fake: FakeOpenAI;
 let gw: TestGateway;
@@ -270,7 +271,7 @@ describe('upstream errors', () => {
   });
 
   it('an unreachable upstream (closed port) is a 502', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const res = await post(viaHeaders(gw, `http://127.0.0.1:${port}/v1`));
     const body = await json(res);
     expect(res.statusCode).toBe(502);

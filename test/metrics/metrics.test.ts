@@ -9,7 +9,8 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PrometheusTelemetry } from '../../src/metrics/prometheus.js';
 import { FakeOpenAI, openAIError } from '../fakes/openai-server.js';
-import { chat, PROVIDER_KEY, startRoutingGateway, STREAM_CHAT, target, type RoutingGateway } from '../routing/helpers.js';
+import { chat, PROVIDER_KEY, STREAM_CHAT, target } from '../routing/helpers.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 const CHAT_PATH = '/v1/chat/completions';
 const META_SECRET = 'meta-secret-value-4242';
@@ -49,7 +50,7 @@ function value(samples: Sample[], name: string, match: Record<string, string>): 
   return found[0]!.value;
 }
 
-let gw: RoutingGateway;
+let gw: TestGateway;
 let a: FakeOpenAI;
 let b: FakeOpenAI;
 const traces: string[] = [];
@@ -73,7 +74,7 @@ async function scrape(): Promise<{ status: number; contentType: string; text: st
 
 beforeAll(async () => {
   [a, b] = await Promise.all([FakeOpenAI.start(), FakeOpenAI.start()]);
-  gw = await startRoutingGateway();
+  gw = await startGateway();
 
   // success (named target)
   expect((await send(target(a, { name: 'primary' }))).status).toBe(200);

@@ -1,14 +1,12 @@
 import { defer, type Observable } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
+import type { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { circuitBreaker, circuitOpenError, countsAsFailure, type CircuitBreakerOptions } from '../../src/operators/circuit-breaker.js';
 import type { CircuitStatus, Transition } from '../../src/state/breaker-store.js';
 import { MemoryBreakerStore } from '../../src/state/memory/breaker-store.js';
+import { newScheduler, upstreamError as upstream } from '../helpers/marbles.js';
 
-const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-
-const upstream = (status: number) => new GatewayError('upstream_error', `upstream ${status}`, { status });
 const e503 = upstream(503);
 
 const openError = (retryAfterSeconds: string) =>

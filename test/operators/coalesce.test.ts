@@ -1,10 +1,8 @@
 import { defer, Subject, type Observable } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { coalesce } from '../../src/operators/coalesce.js';
 import { Flow } from '../../src/upstream/flow.js';
-
-const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+import { newScheduler } from '../helpers/marbles.js';
 
 /** A start function that counts its calls and hands out `source`. */
 function starter<T>(source: Observable<T>) {

@@ -1,8 +1,6 @@
-import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { conditional } from '../../src/operators/conditional.js';
-
-const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+import { newScheduler } from '../helpers/marbles.js';
 
 describe('conditional', () => {
   it('subscribes the child at the index pick returns, and no other', () => {

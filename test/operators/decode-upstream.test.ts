@@ -1,4 +1,3 @@
-import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { decodeUpstream } from '../../src/operators/decode-upstream.js';
@@ -7,8 +6,7 @@ import { OPENAI_COMPATIBLE } from '../../src/providers/openai-compatible/descrip
 import { openAICompatible } from '../../src/providers/openai-compatible/index.js';
 import type { Provider, ProviderRequest } from '../../src/providers/types.js';
 import type { UpstreamHeaders, UpstreamMessage } from '../../src/upstream/call.js';
-
-const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+import { newScheduler } from '../helpers/marbles.js';
 
 const openai = openAICompatible(OPENAI_COMPATIBLE.find((d) => d.id === 'openai')!) as Provider;
 const meta: AnswerMeta = { provider: 'openai', target: 'config.targets[0]', retries: 0 };

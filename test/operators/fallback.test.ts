@@ -1,12 +1,9 @@
 import { defer, throwError, type Observable } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { fallback } from '../../src/operators/fallback.js';
+import { newScheduler, upstreamError as upstream } from '../helpers/marbles.js';
 
-const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-
-const upstream = (status: number) => new GatewayError('upstream_error', `upstream ${status}`, { status });
 const always = () => true;
 const lazy = <T>(o: Observable<T>) => () => o;
 

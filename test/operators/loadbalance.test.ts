@@ -1,11 +1,9 @@
 import { of } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { loadbalance, pickWeighted, type Weighted } from '../../src/operators/loadbalance.js';
 import { seededRandom } from '../../src/util/prng.js';
-
-const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+import { newScheduler } from '../helpers/marbles.js';
 
 /** The project's seeded PRNG (mulberry32), so the split test is repeatable. */
 const mulberry32 = seededRandom;

@@ -1,40 +1,12 @@
 import type { Observable } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { measure } from '../../src/operators/measure.js';
-import type { TargetLabels, Telemetry } from '../../src/metrics/telemetry.js';
+import type { TargetLabels } from '../../src/metrics/telemetry.js';
 import { newContext, type RequestContext } from '../../src/pipeline/context.js';
 import type { AnswerMeta, GatewayEvent } from '../../src/upstream/events.js';
-
-const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-
-type Call = [keyof Telemetry, ...unknown[]];
-
-/** A Telemetry that records every call, with the virtual time it happened at. */
-function recording(now: () => number): { telemetry: Telemetry; calls: Call[]; at: number[] } {
-  const calls: Call[] = [];
-  const at: number[] = [];
-  const rec =
-    (name: keyof Telemetry) =>
-    (...args: unknown[]): void => {
-      calls.push([name, ...args]);
-      at.push(now());
-    };
-  const telemetry: Telemetry = {
-    targetStarted: rec('targetStarted'),
-    targetFinished: rec('targetFinished'),
-    timeToFirstToken: rec('timeToFirstToken'),
-    tokens: rec('tokens'),
-    retry: rec('retry'),
-    fallback: rec('fallback'),
-    circuit: rec('circuit'),
-    request: rec('request'),
-    cacheLookup: rec('cacheLookup'),
-    storeOperation: rec('storeOperation'),
-  };
-  return { telemetry, calls, at };
-}
+import { newScheduler } from '../helpers/marbles.js';
+import { recording } from '../helpers/telemetry.js';
 
 const labels: TargetLabels = { target: 'config.targets[0]', provider: 'openai', endpoint: 'chat' };
 const meta: AnswerMeta = { provider: 'openai', target: 'config.targets[0]', retries: 0 };

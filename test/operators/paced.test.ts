@@ -1,10 +1,9 @@
 import { asyncScheduler, from } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { paced } from '../../src/operators/paced.js';
 import { Flow } from '../../src/upstream/flow.js';
+import { newScheduler } from '../helpers/marbles.js';
 
-const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 
 describe('paced', () => {
   it('holds values (and the end) while the client is held, then delivers them in order', () => {

@@ -1,12 +1,8 @@
 import { throwError } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { race } from '../../src/operators/race.js';
-
-const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-
-const upstream = (status: number) => new GatewayError('upstream_error', `upstream ${status}`, { status });
+import { newScheduler, upstreamError as upstream } from '../helpers/marbles.js';
 
 describe('race (staggered hedge)', () => {
   it('starts contender 0 at once and the next one hedgeAfterMs later while none has emitted', () => {

@@ -1,13 +1,9 @@
 import { defer } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
+import type { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { DEFAULT_RETRY_CODES, retryDelayMs, retryWithBackoff, type RetryOptions } from '../../src/operators/retry.js';
-
-const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
-
-const upstream = (status: number, headers?: Record<string, string>) =>
-  new GatewayError('upstream_error', `upstream ${status}`, { status, ...(headers ? { headers } : {}) });
+import { newScheduler, upstreamError as upstream } from '../helpers/marbles.js';
 
 /** Options with no jitter (random 0: delay = base * 2^(n-1)) and a generous budget. */
 function opts(scheduler: TestScheduler, o: Partial<RetryOptions> & { attempts: number }): RetryOptions {

@@ -1,11 +1,9 @@
-import { TestScheduler } from 'rxjs/testing';
 import { asyncScheduler, of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { attemptTimeout } from '../../src/operators/timeout.js';
 import { Flow } from '../../src/upstream/flow.js';
-
-const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+import { newScheduler } from '../helpers/marbles.js';
 
 const timeoutError = (message: string) =>
   expect.objectContaining({

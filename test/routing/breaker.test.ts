@@ -5,14 +5,15 @@
 import http from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { chatCompletion, FakeOpenAI, openAIError } from '../fakes/openai-server.js';
-import { chat, CHAT, FakeClock, gate, GATEWAY_KEY, startRoutingGateway, target, type RoutingGateway } from './helpers.js';
+import { chat, CHAT, FakeClock, gate, target } from './helpers.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 const CHAT_PATH = '/v1/chat/completions';
 const CB = { failure_threshold: 2, cooldown_interval: 30_000 };
 
 let a: FakeOpenAI;
 let b: FakeOpenAI;
-let gw: RoutingGateway;
+let gw: TestGateway;
 let clock: FakeClock;
 let rnd: () => number;
 
@@ -24,7 +25,7 @@ beforeAll(async () => {
 beforeEach(async () => {
   clock = new FakeClock();
   rnd = Math.random;
-  gw = await startRoutingGateway({ now: clock.now, random: () => rnd() });
+  gw = await startGateway({ now: clock.now, random: () => rnd() });
 });
 
 afterEach(async () => {
@@ -251,7 +252,7 @@ describe('after the cooldown', () => {
     a.enqueue(CHAT_PATH, { hang: true });
     const req = http.request(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'x-gateway-api-key': GATEWAY_KEY, 'content-type': 'application/json', 'x-gateway-config': JSON.stringify(single()) },
+      headers: gw.headers({ 'x-gateway-config': JSON.stringify(single()) }),
     });
     req.on('error', () => {});
     req.end(JSON.stringify(CHAT));

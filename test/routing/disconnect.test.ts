@@ -4,18 +4,19 @@
 import http from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chatChunks, FakeOpenAI, sseFrames } from '../fakes/openai-server.js';
-import { chat, CHAT, GATEWAY_KEY, startRoutingGateway, STREAM_CHAT, target, type RoutingGateway } from './helpers.js';
+import { chat, CHAT, STREAM_CHAT, target } from './helpers.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 const CHAT_PATH = '/v1/chat/completions';
 
-let gw: RoutingGateway;
+let gw: TestGateway;
 let a: FakeOpenAI;
 let b: FakeOpenAI;
 let c: FakeOpenAI;
 
 beforeAll(async () => {
   [a, b, c] = await Promise.all([FakeOpenAI.start(), FakeOpenAI.start(), FakeOpenAI.start()]);
-  gw = await startRoutingGateway();
+  gw = await startGateway();
 });
 
 afterEach(() => {
@@ -31,7 +32,7 @@ afterAll(async () => {
 function open(config: unknown, body: unknown = CHAT): { req: http.ClientRequest; response: Promise<http.IncomingMessage> } {
   const req = http.request(`${gw.url}/v1/chat/completions`, {
     method: 'POST',
-    headers: { 'x-gateway-api-key': GATEWAY_KEY, 'content-type': 'application/json', 'x-gateway-config': JSON.stringify(config) },
+    headers: gw.headers({ 'x-gateway-config': JSON.stringify(config) }),
   });
   const response = new Promise<http.IncomingMessage>((resolve) => req.once('response', resolve));
   req.on('error', () => {}); // destroy() makes the request error with ECONNRESET

@@ -4,20 +4,21 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chatChunks, FakeOpenAI, openAIError, sseFrames, type ScriptedResponse } from '../fakes/openai-server.js';
-import { chat, chatContent, parseSse, startRoutingGateway, STREAM_CHAT, target, type RoutingGateway } from './helpers.js';
+import { chat, chatContent, parseSse, STREAM_CHAT, target } from './helpers.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 const CHAT_PATH = '/v1/chat/completions';
 
-let gw: RoutingGateway;
+let gw: TestGateway;
 /** request-budget 1000 ms: a suggested wait beyond it is not made. */
-let tight: RoutingGateway;
+let tight: TestGateway;
 let a: FakeOpenAI;
 let b: FakeOpenAI;
 
 beforeAll(async () => {
   [a, b] = await Promise.all([FakeOpenAI.start(), FakeOpenAI.start()]);
-  gw = await startRoutingGateway();
-  tight = await startRoutingGateway({ options: { 'request-budget': '1000' } });
+  gw = await startGateway();
+  tight = await startGateway({ options: { 'request-budget': '1000' } });
 });
 
 afterEach(() => {

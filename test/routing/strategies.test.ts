@@ -3,11 +3,12 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chatChunks, FakeOpenAI, openAIError, sseFrames } from '../fakes/openai-server.js';
-import { chat, chatContent, parseSse, startRoutingGateway, STREAM_CHAT, target, type RoutingGateway } from './helpers.js';
+import { chat, chatContent, parseSse, STREAM_CHAT, target } from './helpers.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 const CHAT_PATH = '/v1/chat/completions';
 
-let gw: RoutingGateway;
+let gw: TestGateway;
 let a: FakeOpenAI;
 let b: FakeOpenAI;
 let c: FakeOpenAI;
@@ -17,7 +18,7 @@ let rnd: () => number = Math.random;
 
 beforeAll(async () => {
   [a, b, c, d] = await Promise.all([FakeOpenAI.start(), FakeOpenAI.start(), FakeOpenAI.start(), FakeOpenAI.start()]);
-  gw = await startRoutingGateway({ random: () => rnd() });
+  gw = await startGateway({ random: () => rnd() });
 });
 
 afterEach(() => {

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { OPTION_TABLE } from '../../src/config/options.js';
+import { killOnExit } from '../helpers/children.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const PROCESS_KEY = 'sk-scale-test-gateway-key-0123456789';
@@ -18,16 +19,6 @@ const OPTION_ENV: string[] = OPTION_TABLE.map((o) => o.env);
 export interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
-}
-
-const live = new Set<ChildProcess>();
-let hooked = false;
-function killOnExit(): void {
-  if (hooked) return;
-  hooked = true;
-  process.on('exit', () => {
-    for (const p of live) p.kill('SIGKILL');
-  });
 }
 
 let emptyDir: string | undefined;
@@ -75,7 +66,6 @@ export class GatewayProcess {
     });
     this.exited = new Promise((res) => {
       child.on('exit', (code, signal) => {
-        live.delete(child);
         this.exit = { code, signal };
         this.notify();
         res(this.exit);
@@ -95,11 +85,10 @@ export class GatewayProcess {
 
   /** Start `node <args>` in `cwd`, with the server's option variables stripped from the environment and `env` added. */
   static node(args: string[], env: Record<string, string> = {}, cwd = ROOT): GatewayProcess {
-    killOnExit();
     const base: NodeJS.ProcessEnv = { ...process.env };
     for (const k of OPTION_ENV) delete base[k];
     const child = spawn(process.execPath, args, { cwd, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    live.add(child);
+    killOnExit(child);
     return new GatewayProcess(child);
   }
 

@@ -5,14 +5,10 @@ import { RedisCacheStore } from '../../src/state/redis/cache-store.js';
 import { createRedis, type RedisConnection } from '../../src/state/redis/connection.js';
 import { cacheStoreContract } from './cache-store.contract.js';
 import { deleteByPrefix, REDIS_URL } from './redis-test-utils.js';
-
-function fakeClock(start = 1_000_000) {
-  let t = start;
-  return { now: () => t, advance: (ms: number) => void (t += ms) };
-}
+import { FakeClock } from '../helpers/clock.js';
 
 cacheStoreContract('MemoryCacheStore', async () => {
-  const clock = fakeClock();
+  const clock = new FakeClock(1_000_000);
   return { store: new MemoryCacheStore({ now: clock.now }), advance: async (ms) => clock.advance(ms) };
 });
 

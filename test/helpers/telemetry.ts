@@ -1,0 +1,29 @@
+/** A Telemetry double shared by the operator and pipeline tests (not a test file itself). */
+import type { Telemetry } from '../../src/metrics/telemetry.js';
+
+export type Call = [keyof Telemetry, ...unknown[]];
+
+/** A Telemetry that records every call, with the time (`now()`, e.g. virtual) it happened at. */
+export function recording(now: () => number = () => 0): { telemetry: Telemetry; calls: Call[]; at: number[] } {
+  const calls: Call[] = [];
+  const at: number[] = [];
+  const rec =
+    (name: keyof Telemetry) =>
+    (...args: unknown[]): void => {
+      calls.push([name, ...args]);
+      at.push(now());
+    };
+  const telemetry: Telemetry = {
+    targetStarted: rec('targetStarted'),
+    targetFinished: rec('targetFinished'),
+    timeToFirstToken: rec('timeToFirstToken'),
+    tokens: rec('tokens'),
+    retry: rec('retry'),
+    fallback: rec('fallback'),
+    circuit: rec('circuit'),
+    request: rec('request'),
+    cacheLookup: rec('cacheLookup'),
+    storeOperation: rec('storeOperation'),
+  };
+  return { telemetry, calls, at };
+}
