@@ -1,4 +1,5 @@
 import type { Observable, SchedulerLike } from 'rxjs';
+import type { PlanNode } from '../plan/types.js';
 import type { CacheStore } from '../state/cache-store.js';
 import type { VectorIndex } from '../state/vector-index.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
@@ -42,6 +43,8 @@ export interface PipelineDeps {
 /** One request's state as it flows through the pipeline. */
 export interface RequestContext {
   traceId: string;
+  /** The plan this request runs (set by the edge once resolved). */
+  plan?: PlanNode;
   request: ProviderRequest;
   metadata?: Record<string, unknown>;
   /** Cache partitioning: the key's workspace, the namespace header, force refresh. */

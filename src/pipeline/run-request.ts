@@ -1,0 +1,82 @@
+import { defer, identity, map, Observable, switchMap, type MonoTypeOperatorFunction } from 'rxjs';
+import { accounting } from '../operators/accounting.js';
+import type { PlanNode } from '../plan/types.js';
+import type { GatewayEvent } from '../upstream/events.js';
+import type { RequestContext } from './context.js';
+import type { PlanRunner } from './run-plan.js';
+
+/**
+ * What the edge (src/http) knows how to do with one incoming request of type `I`. The pipeline says
+ * when each step runs; the edge says how, so no HTTP type reaches this layer.
+ */
+export interface RequestEdge<I> {
+  /** The gateway key: throws 401 when missing or unknown. */
+  authenticate(input: I): void;
+  /** x-gateway-* headers and x-gateway-config → the plan (cached): throws 400/404. */
+  resolve(input: I): PlanNode;
+  /** The request body as parsed JSON, or undefined for a body-less endpoint: errors 400/413/415. */
+  readBody(input: I): Observable<unknown> | undefined;
+  /** The validated body and the plan → the request's context, `plan` set (throws 400 on an invalid body). */
+  context(input: I, plan: PlanNode, body: unknown): RequestContext;
+}
+
+/** A stage over the request before the upstream (it may change or refuse the request). */
+export type RequestStage = MonoTypeOperatorFunction<RequestContext>;
+/** A stage over the answer's events (it may hold, change or refuse them). */
+export type AnswerStage = (ctx: RequestContext) => MonoTypeOperatorFunction<GatewayEvent>;
+
+/**
+ * The stages that later issues fill in. Each is the identity until it exists; a config that asks for
+ * one that does not exist yet is refused when its plan is built (400 not_supported_yet), so nothing
+ * a config asks for is silently skipped.
+ */
+export interface Stages {
+  usageLimit: RequestStage;
+  inputGuardrails: RequestStage;
+  beforeHooks: RequestStage;
+  outputGuardrails: AnswerStage;
+  afterHooks: AnswerStage;
+}
+
+const noAnswerStage: AnswerStage = () => identity;
+
+export const NO_STAGES: Stages = {
+  usageLimit: identity,
+  inputGuardrails: identity,
+  beforeHooks: identity,
+  outputGuardrails: noAnswerStage,
+  afterHooks: noAnswerStage,
+};
+
+/**
+ * The order of every proxied request, written once (DESIGN.md §1), as one RxJS composition built at
+ * start:
+ *
+ *   authenticate → resolve config → read body → context → usage limit → input guardrails
+ *     → before hooks → [cache → strategy plan] → output guardrails → after hooks → accounting
+ *
+ * and the edge's writer subscribes to the result (respond). The bracket is the compiled plan
+ * (PlanRunner): the cache sits at the config level that declares it, around its strategy. An error in
+ * any stage travels down the error channel: before the first event it is a JSON error response,
+ * after it an SSE error event.
+ */
+export function requestPipeline<I>(edge: RequestEdge<I>, runner: PlanRunner, stages: Stages = NO_STAGES): (input: I) => Observable<GatewayEvent> {
+  const before = (ctx$: Observable<RequestContext>): Observable<RequestContext> =>
+    ctx$.pipe(stages.usageLimit, stages.inputGuardrails, stages.beforeHooks);
+  const answer = (ctx: RequestContext): Observable<GatewayEvent> =>
+    runner.run(ctx.plan!, ctx).pipe(stages.outputGuardrails(ctx), stages.afterHooks(ctx), accounting(ctx));
+  return (input) =>
+    before(
+      defer(() => {
+        edge.authenticate(input);
+        const plan = edge.resolve(input);
+        const body = edge.readBody(input);
+        return body
+          ? body.pipe(map((raw) => edge.context(input, plan, raw)))
+          : new Observable<RequestContext>((s) => {
+              s.next(edge.context(input, plan, undefined));
+              s.complete();
+            });
+      }),
+    ).pipe(switchMap(answer));
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { accounting, type UsageAccount } from '../../src/operators/accounting.js';
+import type { GatewayEvent } from '../../src/upstream/events.js';
+import { newScheduler } from '../helpers/marbles.js';
+
+const meta = { provider: 'openai', target: 'config', retries: 0 };
+const usage = { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 };
+
+describe('accounting', () => {
+  it('keeps a JSON answer’s usage on the account and passes the event unchanged', () => {
+    newScheduler().run(({ cold, expectObservable }) => {
+      const account: UsageAccount = {};
+      const json: GatewayEvent = { type: 'json', status: 200, body: {}, meta, usage };
+      expectObservable(cold('a|', { a: json }).pipe(accounting(account))).toBe('a|', { a: json });
+      return () => expect(account.usage).toEqual(usage);
+    });
+  });
+
+  it('takes the usage of the stream chunk that carries it, and errors pass through', () => {
+    const scheduler = newScheduler();
+    const account: UsageAccount = {};
+    scheduler.run(({ cold, expectObservable }) => {
+      const events: Record<string, GatewayEvent> = {
+        s: { type: 'stream-start', meta },
+        c: { type: 'chunk', data: '{"x":1}' },
+        u: { type: 'chunk', data: '', usage },
+      };
+      expectObservable(cold('scu#', events).pipe(accounting(account))).toBe('scu#', events);
+    });
+    expect(account.usage).toEqual(usage);
+  });
+
+  it('leaves the account alone when no usage came', () => {
+    const account: UsageAccount = {};
+    newScheduler().run(({ cold, expectObservable }) => {
+      expectObservable(cold('a|', { a: { type: 'chunk', data: 'x' } as GatewayEvent }).pipe(accounting(account))).toBe('a|', { a: { type: 'chunk', data: 'x' } });
+    });
+    expect(account.usage).toBeUndefined();
+  });
+});
