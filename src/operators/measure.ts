@@ -7,6 +7,7 @@ import type { GatewayEvent } from '../pipeline/events.js';
 function outcomeOf(err: unknown): [Outcome, number] {
   if (!(err instanceof GatewayError)) return ['error', 0];
   if (err.code === 'request_timeout') return ['timeout', 408];
+  if (err.code === 'upstream_timeout') return ['timeout', 504];
   if (err.code === 'circuit_open') return ['circuit_open', 503];
   if (err.code === 'upstream_unreachable') return ['error', 0];
   return ['error', err.status];
