@@ -22,6 +22,31 @@ export interface AppDeps {
   metrics: Registry;
   /** True once shutdown has begun: /ready answers 503 and connections are not kept alive. */
   isDraining: () => boolean;
+  /** Every exchange whose response has not closed yet (one add and one delete per request). */
+  inFlight: Set<Exchange>;
+}
+
+/**
+ * Ends every exchange still in flight with `err`: a plan's answer is cut through `ex.interrupt` (JSON
+ * error, or an SSE error event on a started stream), anything else gets the JSON error. Resolves when
+ * each response has been handed to the socket (or closed).
+ */
+export function endInFlight(inFlight: Set<Exchange>, err: GatewayError): Promise<void> {
+  const ends: Promise<void>[] = [];
+  for (const ex of [...inFlight]) {
+    const res = ex.res;
+    if (!res.writableFinished && !res.destroyed) {
+      ends.push(
+        new Promise((resolve) => {
+          res.once('finish', resolve);
+          res.once('close', resolve);
+        }),
+      );
+    }
+    if (ex.interrupt) ex.interrupt(err);
+    else sendError(ex, err);
+  }
+  return Promise.all(ends).then(() => undefined);
 }
 
 /** x-gateway-api-key → the key's record, or the 401 sent. */
@@ -81,7 +106,7 @@ export function createHandler(deps: AppDeps): (req: IncomingMessage, res: Server
     if (!byPath) hot.set(r.method, (byPath = new Map()));
     byPath.set(r.path, proxyRoute(r.endpoint, r.path, deps));
   }
-  const out = { requestLog: requestLogWriter(deps.logger), telemetry: deps.pipeline.telemetry, now: deps.pipeline.now };
+  const out = { requestLog: requestLogWriter(deps.logger), telemetry: deps.pipeline.telemetry, now: deps.pipeline.now, inFlight: deps.inFlight };
   return (req, res) => {
     const ex = new Exchange(req, res, out, deps.isDraining());
     if (ex.startError !== undefined) {

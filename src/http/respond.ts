@@ -19,7 +19,7 @@ function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): 
 /**
  * Subscribe to the plan's events and write them: one JSON body, or SSE frames ending in
  * `data: [DONE]`. A client that goes away unsubscribes, which aborts every upstream call. A failure
- * after the stream started ends it with an SSE error event and no [DONE].
+ * after the stream started ends it with an SSE error event and no [DONE]; so does `ex.interrupt`.
  */
 export function respond(events: Observable<GatewayEvent>, ex: Exchange, ctx: RequestContext): void {
   const res = ex.res;
@@ -34,6 +34,21 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, ctx: Req
   };
   // Before the request log's own 'close' listener, so the log line sees client_aborted.
   res.prependListener('close', onClose);
+  const fail = (err: unknown): void => {
+    if (!res.headersSent) {
+      sendError(ex, err);
+      return;
+    }
+    const ge = toGatewayError(err);
+    ex.error = ge;
+    if (!res.writableEnded) res.end(sseError(ge.toBody(ctx.traceId)));
+  };
+  ex.interrupt = (err) => {
+    if (done) return;
+    done = true;
+    sub?.unsubscribe();
+    fail(err);
+  };
   sub = events.subscribe({
     next(ev) {
       switch (ev.type) {
@@ -56,13 +71,7 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, ctx: Req
     },
     error(err: unknown) {
       done = true;
-      if (!res.headersSent) {
-        sendError(ex, err);
-        return;
-      }
-      const ge = toGatewayError(err);
-      ex.error = ge;
-      if (!res.writableEnded) res.end(sseError(ge.toBody(ctx.traceId)));
+      fail(err);
     },
     complete() {
       done = true;

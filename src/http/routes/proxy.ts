@@ -47,6 +47,7 @@ export function proxyRoute(endpoint: Endpoint, pathname: string, deps: AppDeps):
       return;
     }
     readJsonBody(ex.req, deps.bodyLimitBytes, (err, raw) => {
+      if (ex.res.writableEnded) return; // already answered (the shutdown deadline ended it)
       if (err) return void sendError(ex, err);
       try {
         start(ex, plan, raw);
