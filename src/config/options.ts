@@ -12,7 +12,7 @@ export const OPTION_TABLE = [
   { flag: 'provider-base-urls', env: 'GATEWAY_PROVIDER_BASE_URLS', help: 'override provider base URLs: openai=http://proxy/v1,...' },
   { flag: 'body-limit', env: 'GATEWAY_BODY_LIMIT', help: 'largest request body in bytes (or 16mb, 512kb)', def: '16mb' },
   { flag: 'shutdown-timeout', env: 'GATEWAY_SHUTDOWN_TIMEOUT', help: 'ms from SIGTERM/SIGINT until unfinished requests are ended (drain delay included)', def: '10000' },
-  { flag: 'drain-delay', env: 'GATEWAY_DRAIN_DELAY', help: 'ms after SIGTERM that new connections are still accepted (/ready 503); SIGINT skips it', def: '5000' },
+  { flag: 'drain-delay', env: 'GATEWAY_DRAIN_DELAY', help: 'ms after SIGTERM that new connections are still accepted (/ready 503), within --shutdown-timeout; SIGINT skips it', def: '5000' },
   { flag: 'client-headers-timeout', env: 'GATEWAY_CLIENT_HEADERS_TIMEOUT', help: 'ms a client connection may take to send a request\'s headers (or anything at all)', def: '20000' },
   { flag: 'client-body-timeout', env: 'GATEWAY_CLIENT_BODY_TIMEOUT', help: 'ms a client may take to send a whole request, headers and body; the response is not limited', def: '60000' },
   { flag: 'keep-alive-timeout', env: 'GATEWAY_KEEP_ALIVE_TIMEOUT', help: 'ms an idle keep-alive client connection is kept (Node adds 1 s)', def: '65000' },
@@ -95,10 +95,6 @@ export const OptionsSchema = z.object({
   .refine((o) => o['client-headers-timeout'] <= o['client-body-timeout'], {
     path: ['client-headers-timeout'],
     message: 'must not be longer than --client-body-timeout (which covers the headers too)',
-  })
-  .refine((o) => o['drain-delay'] < o['shutdown-timeout'], {
-    path: ['drain-delay'],
-    message: 'must be shorter than --shutdown-timeout (which counts from the signal)',
   });
 export type ServerOptions = z.output<typeof OptionsSchema>;
 
