@@ -1,13 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
-import { createHandler } from './http/app.js';
+import { createHandler, endInFlight } from './http/app.js';
+import type { Exchange } from './http/exchange.js';
 import type { Bootstrap } from './config/bootstrap.js';
 import type { ServerOptions } from './config/options.js';
 import { describeGatewayError, loadPipelines, PipelineError } from './config/pipelines.js';
 import { ConfigResolver } from './plan/resolve.js';
 import type { Config } from './config/schema.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, type Logger } from './util/log.js';
 import { buildPlan, type PlanDeps } from './plan/build-plan.js';
 import { defaultProviders, ProviderRegistry } from './providers/registry.js';
 import { ApiKeyStore, generateApiKey } from './security/api-keys.js';
@@ -37,9 +38,26 @@ export interface Gateway {
   /** Set when no key was configured: printed once at start, never logged. */
   generatedKey?: string;
   listen(port?: number, host?: string): Promise<AddressInfo>;
-  /** Stop accepting, let in-flight requests finish up to the deadline, then close everything. */
-  shutdown(timeoutMs?: number): Promise<void>;
+  /**
+   * Drain and stop. At once: /ready answers 503 and responses say `connection: close`. For
+   * `drainDelayMs` (default 0; `sluice serve` passes --drain-delay on SIGTERM) new connections are
+   * still accepted, so a load balancer sees the 503 and stops sending; then the listener closes and
+   * in-flight requests may finish until `timeoutMs` after the call. Those still running then are ended
+   * with 503 shutting_down (an `event: error` frame on a started stream) and every connection is closed.
+   */
+  shutdown(timeoutMs?: number, drainDelayMs?: number): Promise<void>;
 }
+
+/**
+ * How often Node's http server looks for connections over the header and request limits: a quarter
+ * of the shorter limit, between 25 ms and 1 s. Node's default (30 s) would let a 20 s limit run to
+ * 50 s; the check walks only the connections still receiving a request.
+ */
+export function connectionsCheckingIntervalMs(headersMs: number, requestMs: number): number {
+  return Math.max(25, Math.min(1000, Math.floor(Math.min(headersMs, requestMs) / 4)));
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The composition root: stores, registry, providers, dispatchers, resolver, app. */
 export function createGateway(init: GatewayInit): Gateway {
@@ -120,6 +138,7 @@ export function createGateway(init: GatewayInit): Gateway {
     embed = providerEmbedder(node, embeddings.model, () => pipelineDeps!);
   }
   let draining = false;
+  const inFlight = new Set<Exchange>();
   const handler = createHandler({
     resolver: new ConfigResolver(planDeps, saved),
     pipeline: (pipelineDeps = {
@@ -146,8 +165,20 @@ export function createGateway(init: GatewayInit): Gateway {
     logger,
     bodyLimitBytes: options['body-limit'],
     isDraining: () => draining,
+    inFlight,
   });
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, handler);
+  // Client connection limits. requestTimeout (the whole request, headers and body) and headersTimeout
+  // stop counting once the request has been received, so a long streamed response is not limited;
+  // headersTimeout also cuts a connection that sends nothing. keepAliveTimeout: idle between requests.
+  const server = createServer(
+    {
+      headersTimeout: options['client-headers-timeout'],
+      requestTimeout: options['client-body-timeout'],
+      keepAliveTimeout: options['keep-alive-timeout'],
+      connectionsCheckingInterval: connectionsCheckingIntervalMs(options['client-headers-timeout'], options['client-body-timeout']),
+    },
+    handler,
+  );
 
   return {
     server,
@@ -169,24 +200,36 @@ export function createGateway(init: GatewayInit): Gateway {
         });
       });
     },
-    async shutdown(timeoutMs = options['shutdown-timeout']) {
+    async shutdown(timeoutMs = options['shutdown-timeout'], drainDelayMs = 0) {
       draining = true;
+      const start = performance.now();
+      // Still accepting: a load balancer polling /ready sees 503 and stops sending here. Responses
+      // say connection: close, so kept-alive connections end after their next answer.
+      if (drainDelayMs > 0) await sleep(Math.min(drainDelayMs, timeoutMs));
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Connections that finish their last response become idle: close them as they do.
       const sweep = setInterval(() => server.closeIdleConnections(), 50);
       server.closeIdleConnections();
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<'deadline'>((resolve) => {
-        timer = setTimeout(() => resolve('deadline'), timeoutMs);
+        timer = setTimeout(() => resolve('deadline'), Math.max(0, timeoutMs - (performance.now() - start)));
       });
       const outcome = await Promise.race([closed.then(() => 'drained' as const), deadline]);
-      clearInterval(sweep);
       clearTimeout(timer);
       if (outcome === 'deadline') {
-        logger.warn({ msg: 'shutdown deadline reached; closing remaining connections', timeout_ms: timeoutMs });
+        logger.warn({ msg: 'shutdown deadline reached; closing remaining connections', timeout_ms: timeoutMs, in_flight: inFlight.size });
+        // Every unfinished answer ends with a word (503 JSON, or an SSE error event), its upstream call
+        // aborted; give the bytes up to 1 s to reach the sockets, then close every connection.
+        let grace: NodeJS.Timeout | undefined;
+        await Promise.race([
+          endInFlight(inFlight, new GatewayError('shutting_down')),
+          new Promise((resolve) => (grace = setTimeout(resolve, 1000))),
+        ]);
+        clearTimeout(grace);
         server.closeAllConnections();
         await closed;
       }
+      clearInterval(sweep);
       await Promise.all([dispatchers.trusted.close(), dispatchers.guarded.close(), stores.close()]);
     },
   };

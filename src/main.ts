@@ -51,6 +51,7 @@ async function serve(argv: string[]): Promise<void> {
     return;
   }
   let gateway;
+  let drainDelayMs = 0;
   try {
     const options = readOptions(values as Record<string, string | undefined>, process.env);
     const bootstrap = options.bootstrap ? loadBootstrap(options.bootstrap) : undefined;
@@ -65,6 +66,7 @@ async function serve(argv: string[]): Promise<void> {
       return;
     }
     limitHeapGrowth(options['heap-growth']);
+    drainDelayMs = options['drain-delay'];
     gateway = createGateway({ options, bootstrap });
   } catch (e) {
     if (e instanceof BootstrapError || e instanceof PipelineError) fail(e.message);
@@ -87,8 +89,11 @@ async function serve(argv: string[]): Promise<void> {
       process.exit(1); // the logger writes what is waiting on exit
     }
     stopping = true;
-    gateway.logger.info({ msg: 'shutting down', signal });
-    gateway.shutdown().then(
+    // SIGTERM comes from an orchestrator: keep accepting for --drain-delay while /ready says 503, so
+    // the load balancer stops sending first. SIGINT is Ctrl-C at a terminal: nobody to tell, no wait.
+    const delay = signal === 'SIGTERM' ? drainDelayMs : 0;
+    gateway.logger.info({ msg: 'shutting down', signal, drain_delay_ms: delay });
+    gateway.shutdown(undefined, delay).then(
       () => {
         gateway.logger.info({ msg: 'stopped' });
         process.exit(0); // the logger writes what is waiting on exit

@@ -11,9 +11,13 @@ export const OPTION_TABLE = [
   { flag: 'trusted-hosts', env: 'GATEWAY_TRUSTED_HOSTS', help: 'hosts/CIDRs custom_host may reach inside private networks' },
   { flag: 'provider-base-urls', env: 'GATEWAY_PROVIDER_BASE_URLS', help: 'override provider base URLs: openai=http://proxy/v1,...' },
   { flag: 'body-limit', env: 'GATEWAY_BODY_LIMIT', help: 'largest request body in bytes (or 16mb, 512kb)', def: '16mb' },
-  { flag: 'shutdown-timeout', env: 'GATEWAY_SHUTDOWN_TIMEOUT', help: 'ms to let in-flight requests finish on SIGTERM', def: '10000' },
-  { flag: 'stream-idle-timeout', env: 'GATEWAY_STREAM_IDLE_TIMEOUT', help: 'ms a started stream may be idle between chunks (not counting time its client holds it back), and the longest its client may take nothing', def: '300000' },
-  { flag: 'upstream-timeout', env: 'GATEWAY_UPSTREAM_TIMEOUT', help: 'ms to wait for a provider to answer when no request_timeout is set', def: '600000' },
+  { flag: 'shutdown-timeout', env: 'GATEWAY_SHUTDOWN_TIMEOUT', help: 'ms from SIGTERM/SIGINT until unfinished requests are ended (drain delay included)', def: '10000' },
+  { flag: 'drain-delay', env: 'GATEWAY_DRAIN_DELAY', help: 'ms after SIGTERM that new connections are still accepted (/ready 503), within --shutdown-timeout; SIGINT skips it', def: '5000' },
+  { flag: 'client-headers-timeout', env: 'GATEWAY_CLIENT_HEADERS_TIMEOUT', help: 'ms a client connection may take to send a request\'s headers (or anything at all)', def: '20000' },
+  { flag: 'client-body-timeout', env: 'GATEWAY_CLIENT_BODY_TIMEOUT', help: 'ms a client may take to send a whole request, headers and body; the response is not limited', def: '60000' },
+  { flag: 'keep-alive-timeout', env: 'GATEWAY_KEEP_ALIVE_TIMEOUT', help: 'ms an idle keep-alive client connection is kept (Node adds 1 s)', def: '65000' },
+  { flag: 'stream-idle-timeout', env: 'GATEWAY_STREAM_IDLE_TIMEOUT', help: 'ms a stream may wait for its first or next chunk (504 upstream_timeout), not counting time its client holds it back; also the longest its client may take nothing', def: '120000' },
+  { flag: 'upstream-timeout', env: 'GATEWAY_UPSTREAM_TIMEOUT', help: 'ms to wait for a provider\'s response headers (504 upstream_timeout)', def: '120000' },
   { flag: 'request-budget', env: 'GATEWAY_REQUEST_BUDGET', help: 'ms a request may take in all, retries and their waits included', def: '600000' },
   { flag: 'redis', env: 'REDIS_URL', help: 'redis://host:port/db: share cache, vectors and breakers through Redis' },
   { flag: 'redis-optional', env: 'GATEWAY_REDIS_OPTIONAL', help: 'true: start degraded (local state) when Redis is down at start', def: 'false' },
@@ -31,6 +35,7 @@ export const OPTION_TABLE = [
 ] as const;
 
 const ms = z.coerce.number().int().positive();
+const msOrZero = z.string().regex(/^\d+$/, 'must be whole milliseconds').transform(Number).pipe(z.number().int().min(0));
 const list = z
   .string()
   .optional()
@@ -70,6 +75,10 @@ export const OptionsSchema = z.object({
   }),
   'body-limit': bytes,
   'shutdown-timeout': ms,
+  'drain-delay': msOrZero,
+  'client-headers-timeout': ms,
+  'client-body-timeout': ms,
+  'keep-alive-timeout': ms,
   'stream-idle-timeout': ms,
   'upstream-timeout': ms,
   'request-budget': ms,
@@ -81,7 +90,12 @@ export const OptionsSchema = z.object({
   workers: z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1).max(64)),
   'log-level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   'heap-growth': z.string().regex(/^\d+$/, 'must be a whole percentage').transform(Number).pipe(z.number().int().min(0).max(1000)),
-});
+})
+  // Node's http server refuses a headers timeout longer than its request timeout.
+  .refine((o) => o['client-headers-timeout'] <= o['client-body-timeout'], {
+    path: ['client-headers-timeout'],
+    message: 'must not be longer than --client-body-timeout (which covers the headers too)',
+  });
 export type ServerOptions = z.output<typeof OptionsSchema>;
 
 /** CLI values over environment over defaults; throws an Error naming the bad option. */

@@ -50,6 +50,8 @@ export const ERROR_CATALOG = {
   upstream_invalid_response: { status: 502, type: 'upstream_error', message: 'The provider returned a response the gateway cannot read.' },
   stream_interrupted: { status: 502, type: 'upstream_error', message: 'The provider stream ended before it was complete.' },
   circuit_open: { status: 503, type: 'server_error', message: 'Every eligible target has an open circuit.' },
+  shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down; retry the request.' },
+  upstream_timeout: { status: 504, type: 'timeout_error', message: 'The provider did not answer in time.' },
   internal_error: { status: 500, type: 'server_error', message: 'Internal gateway error.' },
 } as const satisfies Record<string, { status: number; type: string; message: string }>;
 

@@ -1,12 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Registry } from 'prom-client';
-import { headerValue, REQUEST_HEADERS } from '../config/headers.js';
-import type { ConfigResolver } from '../plan/resolve.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { Logger } from '../log.js';
-import type { PipelineDeps } from '../pipeline/context.js';
-import { requestLogWriter } from '../request-log.js';
+import { requestLogWriter } from './request-log.js';
+import { authenticate, type AppDeps } from './deps.js';
 import type { ApiKeyStore } from '../security/api-keys.js';
 import { sendError } from './errors.js';
 import { Exchange } from './exchange.js';
@@ -14,25 +10,39 @@ import { PROXY_ROUTES } from './routes/index.js';
 import { proxyRoute } from './routes/proxy.js';
 import { PlanRunner } from '../pipeline/run-plan.js';
 
-export interface AppDeps {
-  resolver: ConfigResolver;
-  pipeline: PipelineDeps;
-  apiKeys: ApiKeyStore;
-  logger: Logger;
-  bodyLimitBytes: number;
-  metrics: Registry;
-  /** True once shutdown has begun: /ready answers 503 and connections are not kept alive. */
-  isDraining: () => boolean;
+
+/**
+ * Ends every exchange still in flight with `err`: a plan's answer is cut through `ex.interrupt` (JSON
+ * error, or an SSE error event on a started stream), anything else gets the JSON error. Resolves when
+ * each response has been handed to the socket (or closed).
+ */
+export function endInFlight(inFlight: Set<Exchange>, err: GatewayError): Promise<void> {
+  const ends: Promise<void>[] = [];
+  for (const ex of [...inFlight]) {
+    const res = ex.res;
+    if (!res.writableFinished && !res.destroyed) {
+      ends.push(
+        new Promise((resolve) => {
+          res.once('finish', resolve);
+          res.once('close', resolve);
+        }),
+      );
+    }
+    if (ex.interrupt) ex.interrupt(err);
+    else sendError(ex, err);
+  }
+  return Promise.all(ends).then(() => undefined);
 }
 
 /** x-gateway-api-key → the key's record, or the 401 sent. */
-function authenticate(ex: Exchange, keys: ApiKeyStore): boolean {
-  const key = headerValue(ex.req.headers, REQUEST_HEADERS.apiKey);
-  if (!key) return void sendError(ex, new GatewayError('missing_gateway_key')), false;
-  const record = keys.verify(key);
-  if (!record) return void sendError(ex, new GatewayError('invalid_gateway_key')), false;
-  ex.gatewayKey = record;
-  return true;
+function authenticated(ex: Exchange, keys: ApiKeyStore): boolean {
+  try {
+    authenticate(ex, keys);
+    return true;
+  } catch (e) {
+    sendError(ex, e);
+    return false;
+  }
 }
 
 /** Operations and everything that is not a proxied endpoint: health, readiness, metrics, 404s. */
@@ -57,7 +67,7 @@ function createFrameworkApp(deps: AppDeps): express.Express {
     }, next);
   });
   app.use('/v1', (_req, res, next) => {
-    if (authenticate(exchangeOf(res), deps.apiKeys)) next();
+    if (authenticated(exchangeOf(res), deps.apiKeys)) next();
   });
   app.use((req, res) => {
     sendError(exchangeOf(res), new GatewayError('route_not_found', `Unknown route: ${req.method} ${req.path}`));
@@ -86,7 +96,7 @@ export function createHandler(deps: AppDeps): (req: IncomingMessage, res: Server
     byPath.set(r.path, proxyRoute(r.endpoint, r.path, deps, runner));
     allow.set(r.path, allow.has(r.path) ? `${allow.get(r.path)}, ${r.method}` : r.method);
   }
-  const out = { requestLog: requestLogWriter(deps.logger), telemetry: deps.pipeline.telemetry, now: deps.pipeline.now };
+  const out = { requestLog: requestLogWriter(deps.logger), telemetry: deps.pipeline.telemetry, now: deps.pipeline.now, inFlight: deps.inFlight };
   return (req, res) => {
     const ex = new Exchange(req, res, out, deps.isDraining());
     if (ex.startError !== undefined) {
@@ -98,13 +108,13 @@ export function createHandler(deps: AppDeps): (req: IncomingMessage, res: Server
     const path = q < 0 ? url : url.slice(0, q);
     const route = hot.get(req.method!)?.get(path);
     if (route) {
-      if (authenticate(ex, deps.apiKeys)) route(ex);
+      route(ex); // the request pipeline authenticates first
       return;
     }
     const methods = allow.get(path);
     if (methods !== undefined) {
       // A proxied path asked with another method: 405 (after the key check, as /v1's 404s are).
-      if (authenticate(ex, deps.apiKeys)) {
+      if (authenticated(ex, deps.apiKeys)) {
         sendError(ex, new GatewayError('method_not_allowed', `${req.method} is not allowed on ${path}; use ${methods}.`, { headers: { allow: methods } }));
       }
       return;

@@ -5,13 +5,13 @@ import type { GatewayError } from '../errors/gateway-error.js';
 import type { Telemetry } from '../metrics/telemetry.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { AnswerMeta } from '../upstream/events.js';
-import type { RequestLogWriter } from '../request-log.js';
+import type { RequestLogWriter } from './request-log.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 
 /**
  * One request/response exchange and what the gateway learns about it on the way: trace id, settings,
  * key, pipeline context, the answering target, the error. Plain Node objects, so the hot routes need
- * no framework; the log line (src/request-log.ts reads its fields from here) and gateway-wide metrics
+ * no framework; the log line (src/http/request-log.ts reads its fields from here) and gateway-wide metrics
  * are written once, when the response closes.
  */
 export class Exchange {
@@ -22,6 +22,11 @@ export class Exchange {
   meta: AnswerMeta | undefined;
   error: GatewayError | undefined;
   clientAborted = false;
+  /**
+   * Ends the exchange early with an error (set by the responder while a plan runs: it unsubscribes,
+   * then answers JSON, or ends a started stream with an SSE error event). Used at the shutdown deadline.
+   */
+  interrupt: ((err: GatewayError) => void) | undefined;
   /** Set when reading the headers failed: the response to send instead of running the route. */
   readonly startError: unknown;
   private readonly start = performance.now();
@@ -29,7 +34,7 @@ export class Exchange {
   constructor(
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
-    private readonly out: { requestLog: RequestLogWriter; telemetry: Telemetry; now: () => number },
+    private readonly out: { requestLog: RequestLogWriter; telemetry: Telemetry; now: () => number; inFlight: Set<Exchange> },
     draining: boolean,
   ) {
     let traceId = headerValue(req.headers, REQUEST_HEADERS.traceId);
@@ -42,11 +47,13 @@ export class Exchange {
     this.traceId = traceId ?? randomUUID();
     res.setHeader('x-gateway-trace-id', this.traceId);
     if (draining) res.setHeader('connection', 'close');
+    out.inFlight.add(this);
     res.on('close', () => this.finish());
   }
 
   private finish(): void {
     const { res, ctx } = this;
+    this.out.inFlight.delete(this);
     const latencyMs = performance.now() - this.start;
     if (ctx) {
       const now = this.out.now();

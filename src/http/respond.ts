@@ -4,7 +4,7 @@ import type { Exchange } from './exchange.js';
 import { GatewayError, toGatewayError } from '../errors/gateway-error.js';
 import { sendError } from './errors.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
-import type { RequestContext } from '../pipeline/context.js';
+import type { Flow } from '../upstream/flow.js';
 import { SSE_DONE, SSE_HEADERS, sseData, sseError } from '../upstream/sse-encode.js';
 
 function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): void {
@@ -17,23 +17,26 @@ function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): 
 }
 
 /**
- * Subscribe to the plan's events and write them: one JSON body, or SSE frames ending in
+ * Subscribe to the request's events and write them: one JSON body, or SSE frames ending in
  * `data: [DONE]`. A client that goes away unsubscribes, which aborts every upstream call. A failure
- * after the stream started ends it with an SSE error event and no [DONE].
+ * after the stream started ends it with an SSE error event and no [DONE]; so does `ex.interrupt`
+ * (the shutdown deadline). An error before any event (authentication, config, body, a refused
+ * request) is a JSON error response.
  *
  * Backpressure: when the client's socket buffer is full (`write` returns false) the request's flow is
  * paused, which pauses the upstream body, until the socket drains. A client that takes nothing for
  * `stallMs` while paused is cut (the socket destroyed, the upstream aborted).
  */
-export function respond(events: Observable<GatewayEvent>, ex: Exchange, ctx: RequestContext, stallMs: number): void {
+export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs: number): void {
   const res = ex.res;
-  const flow = ctx.flow;
   let sub: Subscription | undefined;
   let done = false;
   let stall: NodeJS.Timeout | undefined;
+  // The request's flow exists once the pipeline has made its context (a stream request only).
+  const flowOf = (): Flow | undefined => ex.ctx?.flow;
   const onClose = (): void => {
     if (stall) clearTimeout(stall);
-    flow?.close();
+    flowOf()?.close();
     if (!done) {
       done = true;
       ex.clientAborted = true;
@@ -43,7 +46,7 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, ctx: Req
   const onDrain = (): void => {
     if (stall) clearTimeout(stall);
     stall = undefined;
-    flow!.resume();
+    flowOf()?.resume();
   };
   const onStall = (): void => {
     if (res.writableFinished) return;
@@ -56,6 +59,7 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, ctx: Req
   };
   /** The client's socket is full: hold the upstream back until it drains. */
   const hold = (): void => {
+    const flow = flowOf();
     if (!flow || flow.held) return;
     flow.pause();
     res.once('drain', onDrain);
@@ -63,12 +67,26 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, ctx: Req
   };
   // Before the request log's own 'close' listener, so the log line sees client_aborted.
   res.prependListener('close', onClose);
+  const fail = (err: unknown): void => {
+    if (!res.headersSent) {
+      sendError(ex, err);
+      return;
+    }
+    const ge = toGatewayError(err);
+    ex.error = ge;
+    if (!res.writableEnded) res.end(sseError(ge.toBody(ex.traceId)));
+  };
+  ex.interrupt = (err) => {
+    if (done) return;
+    done = true;
+    sub?.unsubscribe();
+    fail(err);
+  };
   sub = events.subscribe({
     next(ev) {
       switch (ev.type) {
         case 'json':
           setAnswerHeaders(ex, res, ev.meta);
-          if (ev.usage) ctx.usage = ev.usage;
           res.statusCode = ev.status;
           res.setHeader('content-type', 'application/json; charset=utf-8');
           res.end(ev.raw ?? JSON.stringify(ev.body));
@@ -78,20 +96,13 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, ctx: Req
           res.writeHead(200, SSE_HEADERS);
           return;
         case 'chunk':
-          if (ev.usage) ctx.usage = ev.usage;
           if (ev.data !== '' && !res.write(sseData(ev.data))) hold();
           return;
       }
     },
     error(err: unknown) {
       done = true;
-      if (!res.headersSent) {
-        sendError(ex, err);
-        return;
-      }
-      const ge = toGatewayError(err);
-      ex.error = ge;
-      if (!res.writableEnded) res.end(sseError(ge.toBody(ctx.traceId)));
+      fail(err);
     },
     complete() {
       done = true;

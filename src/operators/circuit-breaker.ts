@@ -17,7 +17,7 @@ export interface CircuitBreakerOptions {
   onRefused?: () => void;
 }
 
-const TRANSPORT = new Set(['upstream_unreachable', 'upstream_invalid_response', 'stream_interrupted', 'request_timeout']);
+const TRANSPORT = new Set(['upstream_unreachable', 'upstream_invalid_response', 'stream_interrupted', 'request_timeout', 'upstream_timeout']);
 
 export function circuitOpenError(retryAfterMs: number): GatewayError {
   return new GatewayError('circuit_open', undefined, { headers: { 'retry-after': String(Math.ceil(retryAfterMs / 1000)) } });

@@ -26,6 +26,7 @@ function upstreamEnd(a: AttemptAccount, now: number): void {
 function outcomeOf(err: unknown): [Outcome, number] {
   if (!(err instanceof GatewayError)) return ['error', 0];
   if (err.code === 'request_timeout') return ['timeout', 408];
+  if (err.code === 'upstream_timeout') return ['timeout', 504];
   if (err.code === 'circuit_open') return ['circuit_open', 503];
   if (err.code === 'upstream_unreachable') return ['error', 0];
   return ['error', err.status];

@@ -2,10 +2,16 @@ import { asyncScheduler, Observable, throwError, timeout, type MonoTypeOperatorF
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Flow } from '../upstream/flow.js';
 
-const firstError = (ms: number): GatewayError =>
+/** The request's own request_timeout elapsed: 408. */
+const requestTimeoutError = (ms: number): GatewayError =>
   new GatewayError('request_timeout', `The request timed out after ${ms} ms.`, { param: 'request_timeout' });
-const idleError = (idleMs: number): GatewayError =>
-  new GatewayError('request_timeout', `The stream was idle for more than ${idleMs} ms.`, { param: 'request_timeout' });
+/** The gateway's idle limit elapsed before the first chunk (no request_timeout set): the provider went silent, 504. */
+const noChunkError = (idleMs: number): GatewayError => new GatewayError('upstream_timeout', `The provider sent no chunk within ${idleMs} ms.`);
+/** The gateway's idle limit elapsed between chunks: 504. */
+const idleError = (idleMs: number): GatewayError => new GatewayError('upstream_timeout', `The stream was idle for more than ${idleMs} ms.`);
+/** What a first emission that never came means: the request's own limit, else the provider's silence. */
+const firstError = (firstMs: number | undefined, idleMs: number): GatewayError =>
+  firstMs !== undefined ? requestTimeoutError(firstMs) : noChunkError(idleMs);
 
 /**
  * The idle limit between values, not counted while `flow` is paused: a stream held back by a slow
@@ -44,8 +50,10 @@ function idleUnlessPaused<T>(idleMs: number, flow: Flow, scheduler: SchedulerLik
 /**
  * `request_timeout` for one attempt: the first emission (a whole JSON answer, or a stream's first
  * chunk) must arrive within `firstMs`; after that a stream may be idle at most `idleMs` between
- * chunks, time while `flow` is paused (the client is not reading) not counted. Elapsing unsubscribes
- * upstream (which aborts the HTTP call) and errors with 408.
+ * chunks (without `firstMs`, the first chunk too), time while `flow` is paused (the client is not
+ * reading) not counted. Elapsing unsubscribes upstream (which aborts the HTTP call) and errors: 408
+ * request_timeout when the request's own `request_timeout` elapsed, 504 upstream_timeout when the
+ * gateway's idle limit did (the provider went silent).
  */
 export function attemptTimeout<T>(
   firstMs: number | undefined,
@@ -62,7 +70,7 @@ export function attemptTimeout<T>(
       source.pipe(
         timeout<T, Observable<never>>({
           first,
-          with: () => throwError(() => firstError(first)),
+          with: () => throwError(() => firstError(firstMs, idleMs)),
           scheduler: s,
         }),
         idleUnlessPaused<T>(idleMs, flow, s),
@@ -71,7 +79,7 @@ export function attemptTimeout<T>(
   return timeout<T, Observable<never>>({
     first: firstMs,
     each: idleMs,
-    with: (info) => throwError(() => (info.seen === 0 ? firstError(firstMs ?? idleMs!) : idleError(idleMs!))),
+    with: (info) => throwError(() => (info.seen === 0 ? (firstMs !== undefined ? requestTimeoutError(firstMs) : noChunkError(idleMs!)) : idleError(idleMs!))),
     ...(scheduler ? { scheduler } : {}),
   });
 }

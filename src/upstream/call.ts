@@ -23,10 +23,18 @@ export interface Dispatchers {
   guarded: Dispatcher;
 }
 
+/** undici's own limits (--upstream-timeout to the response headers, --stream-idle-timeout between body bytes). */
+const UNDICI_TIMEOUTS: Readonly<Record<string, string>> = {
+  UND_ERR_HEADERS_TIMEOUT: 'The provider sent no response headers in time',
+  UND_ERR_BODY_TIMEOUT: 'The provider stopped sending its answer',
+};
+
 function transportError(err: unknown): Error {
   const refused = customHostRefusal(err);
   if (refused) return refused;
   const e = err as { code?: string };
+  const timedOut = e?.code === undefined ? undefined : UNDICI_TIMEOUTS[e.code];
+  if (timedOut) return new GatewayError('upstream_timeout', `${timedOut} (${e.code}); the call was aborted.`, { cause: err });
   return new GatewayError('upstream_unreachable', `The provider could not be reached (${e?.code ?? 'error'}).`, {
     cause: err,
   });

@@ -561,14 +561,14 @@ describe('SIGTERM', () => {
     ]).finally(() => clearTimeout(timer));
   }
 
-  it('drains: the in-flight stream completes, new connections are refused, exit code 0', async () => {
+  it('drains (no drain delay): the in-flight stream completes, new connections are refused, exit code 0', async () => {
     fake.reset();
     // role chunk, 2 pieces, finish chunk, [DONE]: 5 frames, 100 ms apart.
     const frames = sseFrames(chatChunks(['Hello', ' world']));
     expect(frames).toHaveLength(5);
     fake.enqueue('/v1/chat/completions', { stream: { frames, gapMs: 100 } });
 
-    const { cli, port } = await serve(['--shutdown-timeout', '5000'], {
+    const { cli, port } = await serve(['--shutdown-timeout', '5000', '--drain-delay', '0'], {
       GATEWAY_API_KEYS: KEY_A,
       GATEWAY_TRUSTED_HOSTS: '127.0.0.1',
     });
@@ -607,20 +607,33 @@ describe('SIGTERM', () => {
     expect(cli.logs.some((l) => l.msg === 'shutdown deadline reached; closing remaining connections')).toBe(false);
   });
 
-  it('an idle server exits 0 promptly on SIGTERM', async () => {
+  it('SIGTERM keeps accepting for --drain-delay with /ready 503 on a new connection, then exits 0', async () => {
+    const { cli, port } = await serve(['--shutdown-timeout', '5000', '--drain-delay', '600'], { GATEWAY_API_KEYS: KEY_A });
+    const t0 = Date.now();
+    cli.child.kill('SIGTERM');
+    await cli.waitFor('the "shutting down" log line', () => cli.logs.find((l) => l.msg === 'shutting down'), 3000);
+    const ready = await httpRequest(port, { path: '/ready', timeoutMs: 2000 });
+    expect(ready.status).toBe(503);
+    expect(Date.now() - t0).toBeLessThan(600);
+    const exit = await cli.waitExit(4000);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(600);
+  });
+
+  it('an idle server exits 0 promptly on SIGINT (no drain delay)', async () => {
     const { cli, port } = await serve(['--shutdown-timeout', '5000'], { GATEWAY_API_KEYS: KEY_A });
     expect((await httpRequest(port, { path: '/ready' })).status).toBe(200);
     const t0 = Date.now();
-    cli.child.kill('SIGTERM');
+    cli.child.kill('SIGINT');
     const exit = await cli.waitExit(4000);
     expect(exit).toEqual({ code: 0, signal: null });
     expect(Date.now() - t0).toBeLessThan(2000);
   });
 
-  it('deadline: a hanging upstream does not hold the process past --shutdown-timeout', async () => {
+  it('deadline: a hanging upstream does not hold the process past --shutdown-timeout; the client gets 503 shutting_down', async () => {
     fake.reset();
     fake.enqueue('/v1/chat/completions', { hang: true });
-    const { cli, port } = await serve(['--shutdown-timeout', '300'], {
+    const { cli, port } = await serve(['--shutdown-timeout', '300', '--drain-delay', '0'], {
       GATEWAY_API_KEYS: KEY_A,
       GATEWAY_TRUSTED_HOSTS: '127.0.0.1',
     });
@@ -634,10 +647,11 @@ describe('SIGTERM', () => {
     expect(exit.code).toBe(0);
     expect(elapsed).toBeGreaterThanOrEqual(250);
     expect(elapsed).toBeLessThan(3000);
-    // The hanging client connection was closed (not left open): the request failed.
-    const closed = await within(stream.closed, 2000, 'the client connection close');
-    expect(closed.error).toBeDefined();
-    await expect(stream.done).rejects.toThrow();
+    // The waiting request was answered (not left open, not reset): 503 shutting_down.
+    await within(stream.closed, 2000, 'the client connection close');
+    const answer = await stream.done;
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'shutting_down' } });
     // And the upstream call was abandoned rather than left hanging.
     await within(upstream!.closed, 2000, 'the upstream request close');
     expect(upstream!.aborted).toBe(true);

@@ -23,11 +23,27 @@ describe('readOptions', () => {
       'provider-base-urls': {},
       'body-limit': 16 * 1024 * 1024,
       'shutdown-timeout': 10_000,
-      'stream-idle-timeout': 300_000,
-      'upstream-timeout': 600_000,
+      'drain-delay': 5000,
+      'client-headers-timeout': 20_000,
+      'client-body-timeout': 60_000,
+      'keep-alive-timeout': 65_000,
+      'stream-idle-timeout': 120_000,
+      'upstream-timeout': 120_000,
       'log-level': 'info',
       'heap-growth': 50,
     });
+  });
+
+  it('checks the client limits and the drain delay against each other, naming the flag', () => {
+    expect(readOptions({ 'client-headers-timeout': '500', 'client-body-timeout': '500' }, {})['client-headers-timeout']).toBe(500);
+    expect(optionsError({ 'client-headers-timeout': '30000', 'client-body-timeout': '10000' })).toContain(
+      '--client-headers-timeout (GATEWAY_CLIENT_HEADERS_TIMEOUT): must not be longer than --client-body-timeout',
+    );
+    expect(readOptions({}, { GATEWAY_DRAIN_DELAY: '0' })['drain-delay']).toBe(0);
+    // The drain delay is spent within --shutdown-timeout (capped by it), so a short timeout alone is valid.
+    expect(readOptions({ 'shutdown-timeout': '2000' }, {})['drain-delay']).toBe(5000);
+    expect(optionsError({ 'drain-delay': '-1' })).toContain('--drain-delay (GATEWAY_DRAIN_DELAY): must be whole milliseconds');
+    expect(optionsError({ 'keep-alive-timeout': '0' })).toContain('--keep-alive-timeout (GATEWAY_KEEP_ALIVE_TIMEOUT)');
   });
 
   it('takes a whole heap growth percentage, 0 meaning V8 decides', () => {

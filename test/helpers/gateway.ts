@@ -3,7 +3,7 @@ import { createGateway, type Gateway } from '../../src/gateway.js';
 import { readOptions } from '../../src/config/options.js';
 import { parseBootstrap, type Bootstrap } from '../../src/config/bootstrap.js';
 import type { Config } from '../../src/config/schema.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/util/log.js';
 
 export const TEST_KEY = 'sk-test-gateway-key-0123456789';
 

@@ -251,6 +251,7 @@ describe('circuitBreaker', () => {
     ['upstream_invalid_response', new GatewayError('upstream_invalid_response')],
     ['stream_interrupted', new GatewayError('stream_interrupted')],
     ['request_timeout', new GatewayError('request_timeout')],
+    ['upstream_timeout', new GatewayError('upstream_timeout')],
     ['a plain Error', new Error('socket hang up')],
   ])('%s counts as a failure, even when failure_status_codes is narrowed', (_name, err) => {
     const s = newScheduler();

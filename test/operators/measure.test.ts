@@ -90,6 +90,7 @@ describe('measure', () => {
     ['an unreachable upstream has status 0', new GatewayError('upstream_unreachable'), 'error', 0],
     ['an invalid response', new GatewayError('upstream_invalid_response'), 'error', 502],
     ['request_timeout is a timeout (408)', new GatewayError('request_timeout'), 'timeout', 408],
+    ['upstream_timeout is a timeout (504)', new GatewayError('upstream_timeout'), 'timeout', 504],
     ['circuit_open', new GatewayError('circuit_open'), 'circuit_open', 503],
     ['a plain Error has status 0', new Error('boom'), 'error', 0],
   ])('%s → %s %i', (_name, err, outcome, status) => {

@@ -123,6 +123,19 @@ describe('retryWithBackoff', () => {
     });
   });
 
+  it('retries upstream_timeout like a 504, and not when 504 is not in on_status_codes', () => {
+    const s = newScheduler();
+    s.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const err = new GatewayError('upstream_timeout');
+      const source = cold('-#', undefined, err);
+      expectObservable(source.pipe(retryWithBackoff(opts(s, { attempts: 1 })))).toBe('502ms #', undefined, err);
+      expectSubscriptions(source.subscriptions).toBe(['^!', '501ms ^!']);
+      const narrowed = cold('-#', undefined, err);
+      expectObservable(narrowed.pipe(retryWithBackoff(opts(s, { attempts: 1, onStatusCodes: [429] })))).toBe('-#', undefined, err);
+      expectSubscriptions(narrowed.subscriptions).toBe('^!');
+    });
+  });
+
   it('never retries after a value was emitted (the stream started)', () => {
     const s = newScheduler();
     s.run(({ cold, expectObservable, expectSubscriptions }) => {

@@ -15,6 +15,10 @@ const timeoutError = (message: string) =>
     message,
   });
 
+/** The gateway's own idle limit elapsed: the provider went silent (504), not the request's request_timeout. */
+const idleError = (message: string) =>
+  expect.objectContaining({ name: 'GatewayError', code: 'upstream_timeout', status: 504, type: 'timeout_error', param: null, message });
+
 describe('attemptTimeout', () => {
   it('errors with request_timeout (408, timeout_error) when the first value is late, and unsubscribes the source', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
@@ -51,14 +55,14 @@ describe('attemptTimeout', () => {
     });
   });
 
-  it('applies the idle limit between stream chunks', () => {
+  it('applies the idle limit between stream chunks (504 upstream_timeout)', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       // a at 10, b at 31 (20 ms idle: fine), c would come 41 ms after b: the idle limit of 30 elapses at 61.
       const source = cold('10ms a 20ms b 40ms c|');
       expectObservable(source.pipe(attemptTimeout(100, 30))).toBe(
         '10ms a 20ms b 29ms #',
         undefined,
-        timeoutError('The stream was idle for more than 30 ms.'),
+        idleError('The stream was idle for more than 30 ms.'),
       );
       expectSubscriptions(source.subscriptions).toBe('^ 60ms !');
     });
@@ -72,10 +76,10 @@ describe('attemptTimeout', () => {
     });
   });
 
-  it('bounds the first chunk by the idle limit when there is no request_timeout', () => {
+  it('bounds the first chunk by the idle limit when there is no request_timeout (504 upstream_timeout, not 408)', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const source = cold('50ms a|');
-      expectObservable(source.pipe(attemptTimeout(undefined, 30))).toBe('30ms #', undefined, timeoutError('The request timed out after 30 ms.'));
+      expectObservable(source.pipe(attemptTimeout(undefined, 30))).toBe('30ms #', undefined, idleError('The provider sent no chunk within 30 ms.'));
     });
   });
 
@@ -123,7 +127,7 @@ describe('attemptTimeout with a flow (the client can hold the stream back)', () 
       expectObservable(source.pipe(attemptTimeout(100, 30, undefined, flow))).toBe(
         '10ms a 139ms #',
         undefined,
-        timeoutError('The stream was idle for more than 30 ms.'),
+        idleError('The stream was idle for more than 30 ms.'),
       );
     });
   });
@@ -135,7 +139,7 @@ describe('attemptTimeout with a flow (the client can hold the stream back)', () 
       expectObservable(cold('10ms a 20ms b 40ms c|').pipe(attemptTimeout(100, 30, undefined, flow))).toBe(
         '10ms a 20ms b 29ms #',
         undefined,
-        timeoutError('The stream was idle for more than 30 ms.'),
+        idleError('The stream was idle for more than 30 ms.'),
       );
     });
   });

@@ -148,10 +148,13 @@ export class GatewayProcess {
     return this.waitFor('the process to exit', () => this.exit, timeoutMs, false);
   }
 
-  /** SIGTERM, then SIGKILL if it has not exited within `timeoutMs`. Resolves with the exit. */
+  /**
+   * SIGINT (a graceful stop without SIGTERM's --drain-delay), then SIGKILL if it has not exited within
+   * `timeoutMs`. Resolves with the exit.
+   */
   async stop(timeoutMs = 5000): Promise<Exit> {
     if (this.exit) return this.exit;
-    this.child.kill('SIGTERM');
+    this.child.kill('SIGINT');
     try {
       return await this.waitExit(timeoutMs);
     } catch {

@@ -1,14 +1,14 @@
+import { Observable } from 'rxjs';
 import { parseBody } from '../../config/bodies.js';
-import { PlanRunner } from '../../pipeline/run-plan.js';
+import type { PlanRunner } from '../../pipeline/run-plan.js';
 import { newContext } from '../../pipeline/context.js';
-import type { PlanNode } from '../../plan/types.js';
+import { requestPipeline, type RequestEdge } from '../../pipeline/run-request.js';
 import type { ApiKeyRecord } from '../../security/api-keys.js';
 import type { Endpoint } from '../../providers/types.js';
 import { readJsonBody } from '../body.js';
-import { sendError } from '../errors.js';
 import type { Exchange } from '../exchange.js';
 import { respond } from '../respond.js';
-import type { AppDeps } from '../app.js';
+import { authenticate, type AppDeps } from '../deps.js';
 
 /** Cache entries are private to a workspace (else an organisation, else the key's name). */
 function workspaceOf(key: ApiKeyRecord | undefined): string {
@@ -16,43 +16,47 @@ function workspaceOf(key: ApiKeyRecord | undefined): string {
   return key.workspace_id ? `ws:${key.workspace_id}` : key.organisation_id ? `org:${key.organisation_id}` : `key:${key.name}`;
 }
 
+/** The request body as an Observable: one value, or the 400/413/415. Unsubscribing drops a late result. */
+function bodyOf(ex: Exchange, limit: number): Observable<unknown> {
+  return new Observable<unknown>((subscriber) => {
+    readJsonBody(ex.req, limit, (err, raw) => {
+      if (subscriber.closed) return;
+      if (err) return subscriber.error(err);
+      subscriber.next(raw);
+      subscriber.complete();
+    });
+  });
+}
+
 /**
- * The route every proxied endpoint shares: resolve the plan from the headers, read and validate the
- * body, run the plan, write what it emits. No provider names, no strategy branches.
+ * The route every proxied endpoint shares: the edge's half of the request pipeline (how to
+ * authenticate, resolve, read the body and make the context from an HTTP exchange), the pipeline's
+ * order (src/pipeline/run-request.ts), and the writer. No provider names, no strategy branches.
  */
 export function proxyRoute(endpoint: Endpoint, pathname: string, deps: AppDeps, runner: PlanRunner): (ex: Exchange) => void {
-  const start = (ex: Exchange, plan: PlanNode, raw: unknown): void => {
-    const body = endpoint === 'models' ? undefined : (parseBody(endpoint, raw) as Record<string, unknown>);
-    const settings = ex.settings;
-    const ctx = newContext(
-      ex.traceId,
-      { endpoint, body, stream: endpoint !== 'embeddings' && body?.stream === true, headers: ex.req.headers },
-      deps.pipeline.now(),
-      pathname,
-      settings.metadata,
-      workspaceOf(ex.gatewayKey),
-    );
-    if (settings.cacheNamespace !== undefined) ctx.cacheNamespace = settings.cacheNamespace;
-    if (settings.cacheForceRefresh) ctx.cacheForceRefresh = true;
-    ex.ctx = ctx;
-    respond(runner.run(plan, ctx), ex, ctx, deps.pipeline.streamIdleTimeoutMs);
+  const edge: RequestEdge<Exchange> = {
+    authenticate: (ex) => authenticate(ex, deps.apiKeys),
+    resolve: (ex) => deps.resolver.resolve(ex.req.headers),
+    readBody: endpoint === 'models' ? () => undefined : (ex) => bodyOf(ex, deps.bodyLimitBytes),
+    context(ex, plan, raw) {
+      const body = endpoint === 'models' ? undefined : (parseBody(endpoint, raw) as Record<string, unknown>);
+      const settings = ex.settings;
+      const ctx = newContext(
+        ex.traceId,
+        { endpoint, body, stream: endpoint !== 'embeddings' && body?.stream === true, headers: ex.req.headers },
+        deps.pipeline.now(),
+        pathname,
+        settings.metadata,
+        workspaceOf(ex.gatewayKey),
+      );
+      ctx.plan = plan;
+      if (settings.cacheNamespace !== undefined) ctx.cacheNamespace = settings.cacheNamespace;
+      if (settings.cacheForceRefresh) ctx.cacheForceRefresh = true;
+      ex.ctx = ctx;
+      return ctx;
+    },
   };
-  return (ex) => {
-    let plan: PlanNode;
-    try {
-      plan = deps.resolver.resolve(ex.req.headers);
-      if (endpoint === 'models') return start(ex, plan, undefined);
-    } catch (e) {
-      sendError(ex, e);
-      return;
-    }
-    readJsonBody(ex.req, deps.bodyLimitBytes, (err, raw) => {
-      if (err) return void sendError(ex, err);
-      try {
-        start(ex, plan, raw);
-      } catch (e) {
-        sendError(ex, e);
-      }
-    });
-  };
+  const run = requestPipeline(edge, runner);
+  const stallMs = deps.pipeline.streamIdleTimeoutMs;
+  return (ex) => respond(run(ex), ex, stallMs);
 }

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LogWriter } from '../src/log-writer.js';
+import { LogWriter } from '../../src/util/log-writer.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-log-'));
 const open: number[] = [];
@@ -72,7 +72,7 @@ describe('LogWriter', () => {
   });
 
   it('through a full non-blocking pipe (EAGAIN, partial writes) every line arrives once, in order', async () => {
-    const src = fileURLToPath(new URL('../src/log-writer.ts', import.meta.url));
+    const src = fileURLToPath(new URL('../../src/util/log-writer.ts', import.meta.url));
     // The child makes its stdout pipe non-blocking (by touching process.stdout) and writes 4 MB of
     // lines while the parent does not read; once the writer has met EAGAIN it says so on stderr, the
     // parent starts reading, and the child exits when the writer has drained.
@@ -101,7 +101,7 @@ describe('LogWriter', () => {
   });
 
   it('flushSync at exit waits out a full non-blocking pipe and delivers every line', async () => {
-    const src = fileURLToPath(new URL('../src/log-writer.ts', import.meta.url));
+    const src = fileURLToPath(new URL('../../src/util/log-writer.ts', import.meta.url));
     // 2 MB waiting (no batch started), far more than a pipe holds. The parent reads only once the
     // child says (on stderr) that flushSync is waiting for the full pipe: it must wait, not drop.
     const script = `

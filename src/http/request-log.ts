@@ -1,5 +1,5 @@
 import { pino, type Logger } from 'pino';
-import type { Usage } from './providers/types.js';
+import type { Usage } from '../config/wire.js';
 
 /**
  * What a request line is read from: the exchange itself (`Exchange` fits this shape), so nothing is

@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../src/log.js';
-import { requestLogWriter, type RequestLogSource } from '../src/request-log.js';
+import { createLogger } from '../../src/util/log.js';
+import { requestLogWriter, type RequestLogSource } from '../../src/http/request-log.js';
 
 function sink(): { lines: string[]; stream: Writable } {
   const lines: string[] = [];

@@ -1,0 +1,31 @@
+import type { Registry } from 'prom-client';
+import { headerValue, REQUEST_HEADERS } from '../config/headers.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Logger } from '../util/log.js';
+import type { PipelineDeps } from '../pipeline/context.js';
+import type { ConfigResolver } from '../plan/resolve.js';
+import type { ApiKeyStore } from '../security/api-keys.js';
+import type { Exchange } from './exchange.js';
+
+/** What the edge is built from (by the composition root, src/gateway.ts). */
+export interface AppDeps {
+  resolver: ConfigResolver;
+  pipeline: PipelineDeps;
+  apiKeys: ApiKeyStore;
+  logger: Logger;
+  bodyLimitBytes: number;
+  metrics: Registry;
+  /** True once shutdown has begun: /ready answers 503 and connections are not kept alive. */
+  isDraining: () => boolean;
+  /** Every exchange whose response has not closed yet (one add and one delete per request). */
+  inFlight: Set<Exchange>;
+}
+
+/** x-gateway-api-key → the key's record on the exchange; throws 401 when missing or unknown. */
+export function authenticate(ex: Exchange, keys: ApiKeyStore): void {
+  const key = headerValue(ex.req.headers, REQUEST_HEADERS.apiKey);
+  if (!key) throw new GatewayError('missing_gateway_key');
+  const record = keys.verify(key);
+  if (!record) throw new GatewayError('invalid_gateway_key');
+  ex.gatewayKey = record;
+}
