@@ -273,6 +273,9 @@ export function microCases(): MicroCase[] {
   const runOnce = (body: Record<string, unknown>, stream: boolean): Promise<GatewayEvent[]> =>
     collect(runner.run(plan, newContext('trace-micro', { endpoint: 'chat', body, stream, headers: reqHeaders }, deps.now(), '/v1/chat/completions')));
 
+  // The first target answers: what a routed request costs over a single target (breaker, retry, fallback).
+  const fallbackPlan: PlanNode = hitResolver.resolve(header(CONFIG_FALLBACK));
+
   const decoderEvents = { n: 0 };
   const sharedDecoder = createSseDecoder(() => decoderEvents.n++);
   const oneEvent = STREAM_PARTS[1]!;
@@ -312,6 +315,14 @@ export function microCases(): MicroCase[] {
         const e = r as GatewayEvent[];
         expect(e[0]?.type === 'stream-start', 'the stream starts with stream-start');
         expect(e.filter((x) => x.type === 'chunk').length >= STREAM_CHUNKS, `at least ${STREAM_CHUNKS} chunks`);
+      },
+    },
+    {
+      name: 'plan run, fallback of 3 + retry + breaker, JSON (stub dispatcher)',
+      fn: () => collect(runner.run(fallbackPlan, newContext('trace-micro', { endpoint: 'chat', body: jsonBody, stream: false, headers: reqHeaders }, deps.now(), '/v1/chat/completions'))),
+      check: (r) => {
+        const e = r as GatewayEvent[];
+        expect(e.length === 1 && e[0]!.type === 'json' && e[0]!.status === 200, 'one json event, status 200');
       },
     },
     {
