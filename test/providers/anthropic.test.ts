@@ -547,3 +547,13 @@ describe('registry', () => {
     expect(reg.baseUrl(reg.get('anthropic'), { provider: 'anthropic' })).toBe('https://api.anthropic.com/v1');
   });
 });
+
+describe('anthropic descriptor fields', () => {
+  it('accepts its key and custom_host only (no OpenAI vendor or cloud fields); strict', () => {
+    const f = provider.descriptor.fields;
+    expect(f.groups).toEqual(['api_key', 'custom_host']);
+    expect(f.schema.safeParse({ api_key: 'k', custom_host: 'http://127.0.0.1:1/v1' }).success).toBe(true);
+    expect(f.schema.safeParse({ vendor_project: 'p' }).success).toBe(false);
+    expect(f.secrets).toEqual(['api_key']);
+  });
+});
