@@ -188,6 +188,15 @@ describe('Anthropic errors through the gateway', () => {
     expect(e.code).toBe('overloaded_error');
   });
 
+  it('529 is retried like any 503 by the default retry codes, honouring Retry-After', async () => {
+    fake.enqueue('/v1/messages', anthropicError(529, 'overloaded_error', 'Overloaded', { 'retry-after-ms': '1' }));
+    const cfg = JSON.stringify({ provider: 'anthropic', api_key: KEY, custom_host: fake.baseUrl, retry: { attempts: 1, use_retry_after_headers: true } });
+    const { data, response } = await sdk({ 'x-gateway-config': cfg }, 'unused', false).chat.completions.create(hi).withResponse();
+    expect(data.choices[0]!.message.content).toBe('echo: hi');
+    expect(response.headers.get('x-gateway-retry-attempt-count')).toBe('1');
+    expect(fake.requests).toHaveLength(2);
+  });
+
   it('an error event mid-stream ends the client stream with an error event, never [DONE]', async () => {
     const frames = messageStream([{ text: ['partial ', 'answer'] }]).slice(0, 5);
     frames.push(sseEvent('error', { error: { type: 'overloaded_error', message: 'Overloaded' } }));
