@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
+import { anthropic } from './anthropic/index.js';
 import { OPENAI_COMPATIBLE } from './openai-compatible/descriptors.js';
 import { openAICompatible } from './openai-compatible/index.js';
 import type { Provider, Target } from './types.js';
@@ -51,5 +52,5 @@ export class ProviderRegistry {
 }
 
 export function defaultProviders(): Provider[] {
-  return OPENAI_COMPATIBLE.map((d) => openAICompatible(d) as Provider);
+  return [...OPENAI_COMPATIBLE.map((d) => openAICompatible(d) as Provider), anthropic() as Provider];
 }

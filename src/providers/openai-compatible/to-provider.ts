@@ -17,7 +17,7 @@ export function splitBaseUrl(baseUrl: string): { origin: string; prefix: string 
  * Headers forward_headers cannot pass: hop-by-hop and framing headers (the gateway frames the upstream
  * request itself) and the ones the gateway sets (credentials come from the target, not the client).
  */
-const NEVER_FORWARDED = new Set([
+export const NEVER_FORWARDED: ReadonlySet<string> = new Set([
   'host', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length',
   'content-type', 'accept', 'authorization', 'openai-organization', 'openai-project', 'cookie',
 ]);
