@@ -195,6 +195,21 @@ describe('azure-openai: stream fixtures', () => {
     expect([f.status, f.upstreamCode, f.param]).toEqual([400, 'content_filter', 'prompt']);
   });
 
+  it('model_name fills an empty model (JSON and chunks) and leaves Azure\'s own model alone', () => {
+    const target: Target = { provider: 'azure-openai', extra: { model_name: 'gpt-4o' } };
+    const filled = azure.fromJson(chat(), '{"id":"x","model":"","choices":[]}', target);
+    expect([(filled.body as any).model, filled.raw]).toEqual(['gpt-4o', undefined]);
+    const kept = azure.fromJson(chat(), '{"id":"x","model":"gpt-4o-2024-08-06","choices":[]}', target);
+    expect(kept.raw).toBe('{"id":"x","model":"gpt-4o-2024-08-06","choices":[]}');
+    let state = azure.streamStart(chat({}, true), target);
+    const step = azure.fromStreamEvent(state, { data: pf });
+    state = step.state;
+    expect(JSON.parse(step.chunks[0]!.data)).toMatchObject({ model: 'gpt-4o', choices: [], prompt_filter_results: [{ prompt_index: 0 }] });
+    expect(azure.fromStreamEvent(state, { data: content }).chunks[0]!.data).toBe(content);
+    // Without model_name the prompt-filter chunk passes as Azure sent it.
+    expect(azure.fromStreamEvent(azure.streamStart(chat({}, true)), { data: pf }).chunks[0]!.data).toBe(pf);
+  });
+
   it('a JSON answer is sent verbatim, extras included, with its usage read', () => {
     const text = '{"id":"x","object":"chat.completion","model":"gpt-4o-2024-08-06","prompt_filter_results":[],"choices":[{"index":0,"message":{"role":"assistant","content":"a"},"finish_reason":"content_filter","content_filter_results":{"hate":{"filtered":true,"severity":"high"}}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}';
     const r = azure.fromJson(chat(), text);

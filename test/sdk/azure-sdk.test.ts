@@ -82,6 +82,18 @@ describe('azure-openai through the gateway with the official SDK', () => {
     expect(fake.requests[0]!.body.stream_options).toEqual({ include_usage: true });
   });
 
+  it('x-gateway-cloud-a-model-name fills the empty model of the prompt-filter chunk; Azure\'s own model is kept', async () => {
+    const stream = await byHeaders({ 'x-gateway-cloud-a-model-name': 'gpt-4o' }).chat.completions.create({
+      model: 'anything',
+      messages: [{ role: 'user', content: 'm' }],
+      stream: true,
+    });
+    const models: string[] = [];
+    for await (const c of stream) models.push(c.model);
+    expect(models[0]).toBe('gpt-4o');
+    expect(new Set(models.slice(1))).toEqual(new Set(['gpt-4o-2024-08-06']));
+  });
+
   it('chat (stream) with include_usage gets the usage chunk', async () => {
     const stream = await byHeaders().chat.completions.create({
       model: 'gpt-4o',

@@ -1,7 +1,6 @@
 import type { Provider } from '../types.js';
 import {
   fromOpenAIError,
-  fromOpenAIJson,
   fromOpenAIStreamEvent,
   openAIStreamEnd,
   openAIStreamStart,
@@ -9,18 +8,18 @@ import {
 } from '../openai-compatible/from-provider.js';
 import { AZURE_AI, AZURE_OPENAI } from './descriptors.js';
 import { toAzureAI, toAzureOpenAI } from './to-provider.js';
-import { fromAzureAIJson } from './from-provider.js';
+import { azureStreamStart, fromAzureAIJson, fromAzureJson, fromAzureStreamEvent, type AzureStreamState } from './from-provider.js';
 
 /** Azure OpenAI (`azure-openai`): deployment URLs and Azure auth; answers are OpenAI-shaped, extras kept. */
-export function azureOpenAI(): Provider<OpenAIStreamState> {
+export function azureOpenAI(): Provider<AzureStreamState> {
   return {
     descriptor: AZURE_OPENAI,
     toProvider: (req, target, baseUrl) => toAzureOpenAI(AZURE_OPENAI, req, target, baseUrl),
-    fromJson: fromOpenAIJson,
+    fromJson: fromAzureJson,
     fromError: fromOpenAIError,
     // The usage chunk is asked for (api-version ≥ 2024-09-01) and hidden when the client did not ask.
-    streamStart: (req) => openAIStreamStart(req, true),
-    fromStreamEvent: fromOpenAIStreamEvent,
+    streamStart: azureStreamStart,
+    fromStreamEvent: fromAzureStreamEvent,
     streamEnd: openAIStreamEnd,
   };
 }
