@@ -81,6 +81,8 @@ export const FIELD_GROUPS = {
       resource_name: field(z.string(), { header: 'x-gateway-cloud-a-resource-name' }),
       deployment_id: field(z.string(), { header: 'x-gateway-cloud-a-deployment-id' }),
       api_version: field(z.string(), { header: 'x-gateway-cloud-a-api-version' }),
+      /** The model the deployment runs (e.g. gpt-4o): the answer's `model` where the provider leaves it empty. */
+      model_name: field(z.string(), { header: 'x-gateway-cloud-a-model-name' }),
       deployments: field(z.array(DeploymentSchema)),
     },
   }),

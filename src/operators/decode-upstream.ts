@@ -1,6 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { Provider, ProviderRequest, StreamChunk } from '../providers/types.js';
+import type { Provider, ProviderRequest, StreamChunk, Target } from '../providers/types.js';
 import type { UpstreamHeaders, UpstreamMessage } from '../upstream/call.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 
@@ -20,10 +20,15 @@ function passOn(headers: UpstreamHeaders): Record<string, string> | undefined {
  * Provider wire messages → gateway events, through the provider's pure functions. For a stream,
  * `stream-start` is emitted with the first chunk that has content, never before.
  */
-export function decodeUpstream(provider: Provider, req: ProviderRequest, meta: AnswerMeta): OperatorFunction<UpstreamMessage, GatewayEvent> {
+export function decodeUpstream(
+  provider: Provider,
+  req: ProviderRequest,
+  meta: AnswerMeta,
+  target?: Target,
+): OperatorFunction<UpstreamMessage, GatewayEvent> {
   return (source) =>
     new Observable<GatewayEvent>((subscriber) => {
-      let state = req.stream ? provider.streamStart(req) : undefined;
+      let state = req.stream ? provider.streamStart(req, target) : undefined;
       let started = false;
       let ended = false;
       const emit = (c: StreamChunk, headers: UpstreamHeaders | undefined): void => {
@@ -41,7 +46,7 @@ export function decodeUpstream(provider: Provider, req: ProviderRequest, meta: A
               if (req.stream) {
                 throw new GatewayError('upstream_invalid_response', 'The provider answered a stream request without a stream.');
               }
-              const r = provider.fromJson(req, m.text);
+              const r = provider.fromJson(req, m.text, target);
               const upstreamHeaders = passOn(m.headers);
               subscriber.next({
                 type: 'json',

@@ -61,7 +61,7 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
       ? prepared.pipe(switchMap((u) => callUpstream(deps.dispatchers, u, mapError, framing, flow)))
       : callUpstream(deps.dispatchers, upstream, mapError, framing, flow);
     return call.pipe(
-      decodeUpstream(provider, req, meta),
+      decodeUpstream(provider, req, meta, node.target),
       attemptTimeout<GatewayEvent>(node.settings.request_timeout, req.stream ? deps.streamIdleTimeoutMs : undefined, deps.scheduler, flow),
       measure(targetLabels(node, req.endpoint), deps.telemetry, ctx, deps.now, meta),
     );

@@ -2,6 +2,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { anthropic } from './anthropic/index.js';
 import { OPENAI_COMPATIBLE } from './openai-compatible/descriptors.js';
 import { openAICompatible } from './openai-compatible/index.js';
+import { azureAI, azureOpenAI } from './azure/index.js';
 import type { Provider, Target } from './types.js';
 
 /** Providers by id and alias, and the base URL each target resolves to. */
@@ -52,5 +53,10 @@ export class ProviderRegistry {
 }
 
 export function defaultProviders(): Provider[] {
-  return [...OPENAI_COMPATIBLE.map((d) => openAICompatible(d) as Provider), anthropic() as Provider];
+  return [
+    ...OPENAI_COMPATIBLE.map((d) => openAICompatible(d) as Provider),
+    anthropic() as Provider,
+    azureOpenAI() as Provider,
+    azureAI() as Provider,
+  ];
 }

@@ -120,9 +120,10 @@ export interface Provider<S = unknown> {
    * attempt's timeout; `ctx.signal` aborts when the attempt is abandoned. Rejects with a GatewayError.
    */
   prepare?(request: UpstreamRequest, target: Target, ctx: PrepareContext): Promise<UpstreamRequest>;
-  fromJson(req: ProviderRequest, text: string): JsonResult;
+  /** `target` is the target that answered (for providers whose answer depends on its fields). */
+  fromJson(req: ProviderRequest, text: string, target?: Target): JsonResult;
   fromError(status: number, text: string, headers: Record<string, string | string[] | undefined>): GatewayError;
-  streamStart(req: ProviderRequest): S;
+  streamStart(req: ProviderRequest, target?: Target): S;
   fromStreamEvent(state: S, event: StreamEvent): StreamStep<S>;
   /** Called when the upstream body ends; throws when the stream was cut short. */
   streamEnd(state: S): StreamChunk[];

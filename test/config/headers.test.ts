@@ -15,6 +15,7 @@ describe('CONFIG_HEADERS: each header sets its field', () => {
     ['x-gateway-cloud-a-resource-name', 'resource_name'],
     ['x-gateway-cloud-a-deployment-id', 'deployment_id'],
     ['x-gateway-cloud-a-api-version', 'api_version'],
+    ['x-gateway-cloud-a-model-name', 'model_name'],
     ['x-gateway-cloud-b-access-key-id', 'cloud_b_access_key_id'],
     ['x-gateway-cloud-b-secret-access-key', 'cloud_b_secret_access_key'],
     ['x-gateway-cloud-b-session-token', 'cloud_b_session_token'],
