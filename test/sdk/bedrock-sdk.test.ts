@@ -3,6 +3,8 @@ import OpenAI from 'openai';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { FAKE_FOUNDATION_MODELS, FakeBedrock, SIGNATURE_MISMATCH, textEvents, toolEvents } from '../fakes/bedrock-server.js';
 
+type ApiError = InstanceType<typeof OpenAI.APIError>;
+
 const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
 const SESSION = 'FwoGZXIvYXdzEfakeSessionToken0123456789';
 
@@ -222,9 +224,9 @@ describe('the official openai SDK through the gateway to Bedrock Converse', () =
     const client = sdk(cloudHeaders({ 'x-gateway-cloud-b-secret-access-key': 'not-the-right-secret' }));
     const err = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.PermissionDeniedError);
-    expect((err as OpenAI.APIError).status).toBe(403);
-    expect((err as OpenAI.APIError).message).toContain(SIGNATURE_MISMATCH);
-    expect((err as OpenAI.APIError).code).toBe('InvalidSignatureException');
+    expect((err as ApiError).status).toBe(403);
+    expect((err as ApiError).message).toContain(SIGNATURE_MISMATCH);
+    expect((err as ApiError).code).toBe('InvalidSignatureException');
     expect(gw.logText()).not.toContain('not-the-right-secret');
   });
 
@@ -232,15 +234,15 @@ describe('the official openai SDK through the gateway to Bedrock Converse', () =
     fake.enqueue({ kind: 'error', status: 429, type: 'ThrottlingException', message: 'Too many requests, please wait before trying again.', headers: { 'retry-after': '3' } });
     const err = await sdk(cloudHeaders()).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
-    expect((err as OpenAI.APIError).message).toContain('Too many requests, please wait before trying again.');
-    expect((err as OpenAI.APIError).headers?.get('retry-after')).toBe('3');
+    expect((err as ApiError).message).toContain('Too many requests, please wait before trying again.');
+    expect((err as ApiError).headers?.get('retry-after')).toBe('3');
   });
 
   it('a body Converse refuses (ValidationException) is a 400 with its message', async () => {
     fake.enqueue({ kind: 'error', status: 400, type: 'ValidationException', message: 'The model returned the following errors: bad.' });
     const err = await sdk(cloudHeaders()).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((err as OpenAI.APIError).message).toContain('The model returned the following errors: bad.');
+    expect((err as ApiError).message).toContain('The model returned the following errors: bad.');
   });
 
   it('an exception frame mid-stream ends the stream with an error, never a clean [DONE]', async () => {
@@ -303,14 +305,14 @@ describe('the official openai SDK through the gateway to Bedrock Converse', () =
   it('embeddings: a 400 naming the provider and the endpoint', async () => {
     const err = await sdk(cloudHeaders()).embeddings.create({ model: 'amazon.titan-embed-text-v2:0', input: 'x' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((err as OpenAI.APIError).message).toMatch(/bedrock.*embeddings/);
+    expect((err as ApiError).message).toMatch(/bedrock.*embeddings/);
     expect(fake.requests).toHaveLength(0);
   });
 
   it('an OpenAI field Converse cannot honour is a 400 naming it; nothing reaches Bedrock', async () => {
     const err = await sdk(cloudHeaders()).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], n: 2 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((err as OpenAI.APIError).param).toBe('n');
+    expect((err as ApiError).param).toBe('n');
     expect(fake.requests).toHaveLength(0);
   });
 });
