@@ -14,6 +14,7 @@ import { REQUIRED_KEY_SETS, ConfigSchema } from '../../src/config/schema.js';
 import { VirtualKeySchema } from '../../src/config/bootstrap.js';
 import { CONFIG_HEADERS } from '../../src/config/headers.js';
 import { defaultProviders } from '../../src/providers/registry.js';
+import { OPENAI_COMPATIBLE } from '../../src/providers/openai-compatible/descriptors.js';
 
 describe('provider field groups', () => {
   it('name each field in exactly one group', () => {
@@ -56,8 +57,8 @@ describe('provider field groups', () => {
 });
 
 describe('a descriptor\'s fields', () => {
-  it('every shipped descriptor accepts its key, custom_host and the vendor fields; its schema is strict', () => {
-    for (const p of defaultProviders()) {
+  it('every shipped OpenAI-compatible descriptor accepts its key, custom_host and the vendor fields; its schema is strict', () => {
+    for (const p of defaultProviders().filter((x) => OPENAI_COMPATIBLE.includes(x.descriptor))) {
       const f = p.descriptor.fields;
       expect(f.groups).toEqual(['api_key', 'custom_host', 'vendor']);
       expect(f.schema.safeParse({ api_key: 'k', vendor_project: 'p' }).success).toBe(true);
@@ -72,6 +73,13 @@ describe('a descriptor\'s fields', () => {
       'cloud_b_region',
     ]);
     expect(fieldsNotAccepted(providerFields('api_key', 'cloud_b'), { api_key: 'k', cloud_b_region: 'r' })).toEqual([]);
+  });
+
+  it('bedrock accepts its key (a Bedrock API key), custom_host and the cloud_b fields, not the vendor ones', () => {
+    const f = defaultProviders().find((x) => x.descriptor.id === 'bedrock')!.descriptor.fields;
+    expect(f.groups).toEqual(['api_key', 'custom_host', 'cloud_b']);
+    expect(f.schema.safeParse({ cloud_b_access_key_id: 'a', cloud_b_secret_access_key: 's', cloud_b_region: 'eu-west-3' }).success).toBe(true);
+    expect(f.schema.safeParse({ vendor_project: 'p' }).success).toBe(false);
   });
 });
 
