@@ -3,6 +3,7 @@ import { anthropic } from './anthropic/index.js';
 import { OPENAI_COMPATIBLE } from './openai-compatible/descriptors.js';
 import { openAICompatible } from './openai-compatible/index.js';
 import { azureAI, azureOpenAI } from './azure/index.js';
+import { bedrock } from './bedrock/index.js';
 import type { Provider, Target } from './types.js';
 
 /** Providers by id and alias, and the base URL each target resolves to. */
@@ -58,5 +59,6 @@ export function defaultProviders(): Provider[] {
     anthropic() as Provider,
     azureOpenAI() as Provider,
     azureAI() as Provider,
+    bedrock() as Provider,
   ];
 }

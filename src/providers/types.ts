@@ -55,7 +55,7 @@ export type SseEvent = StreamEvent;
  * How a provider frames a streamed answer; src/upstream/framing.ts has one decoder per value.
  * Adding one (AWS event-stream) is a decoder file there, its entry, and this union.
  */
-export type StreamFraming = 'sse';
+export type StreamFraming = 'sse' | 'aws-event-stream';
 
 /** What a provider's async `prepare` step may use; the clock is handed in, never read. */
 export interface PrepareContext {

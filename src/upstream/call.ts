@@ -92,12 +92,33 @@ export function callUpstream(
                 })
               : undefined;
           if (decoder) {
-            body.on('data', (b: Buffer) => decoder.write(b));
+            // A decoder throws on bytes its framing cannot read (a binary frame with a bad CRC): the
+            // call ends with that error and the rest of the body is discarded.
+            const fail = (err: unknown): void => {
+              detach?.();
+              finished = true;
+              ac.abort();
+              subscriber.error(err);
+            };
+            body.on('data', (b: Buffer) => {
+              if (finished) return;
+              try {
+                decoder.write(b);
+              } catch (err) {
+                fail(err);
+              }
+            });
             if (flow) detach = flow.attach(body);
             body.on('end', () => {
+              if (finished) return;
               detach?.();
-              decoder.end();
               finished = true;
+              try {
+                decoder.end();
+              } catch (err) {
+                subscriber.error(err);
+                return;
+              }
               subscriber.complete();
             });
             body.on('error', (err) => {

@@ -1,11 +1,15 @@
 import type { StreamEvent, StreamFraming } from '../providers/types.js';
 import { createSseDecoder } from './sse-decode.js';
+import { createAwsEventStreamDecoder } from './aws-event-stream.js';
 
 /** Bytes of a streamed body → stream events, whatever the framing. */
 export interface StreamDecoder {
-  /** Feed raw bytes as they arrive; a frame or character split across two writes is decoded whole. */
+  /**
+   * Feed raw bytes as they arrive; a frame or character split across two writes is decoded whole.
+   * Throws (a GatewayError) on bytes the framing cannot read; the call then fails with it.
+   */
   write(bytes: Uint8Array): void;
-  /** The body ended: flush what is left. */
+  /** The body ended: flush what is left; throws when it ended inside a frame. */
   end(): void;
 }
 
@@ -22,6 +26,7 @@ interface Framing {
  */
 const FRAMINGS: Readonly<Record<StreamFraming, Framing>> = {
   sse: { contentType: 'text/event-stream', decoder: createSseDecoder },
+  'aws-event-stream': { contentType: 'application/vnd.amazon.eventstream', decoder: createAwsEventStreamDecoder },
 };
 
 /**

@@ -74,6 +74,13 @@ describe('a descriptor\'s fields', () => {
     ]);
     expect(fieldsNotAccepted(providerFields('api_key', 'cloud_b'), { api_key: 'k', cloud_b_region: 'r' })).toEqual([]);
   });
+
+  it('bedrock accepts its key (a Bedrock API key), custom_host and the cloud_b fields, not the vendor ones', () => {
+    const f = defaultProviders().find((x) => x.descriptor.id === 'bedrock')!.descriptor.fields;
+    expect(f.groups).toEqual(['api_key', 'custom_host', 'cloud_b']);
+    expect(f.schema.safeParse({ cloud_b_access_key_id: 'a', cloud_b_secret_access_key: 's', cloud_b_region: 'eu-west-3' }).success).toBe(true);
+    expect(f.schema.safeParse({ vendor_project: 'p' }).success).toBe(false);
+  });
 });
 
 describe('secretValues / redactText', () => {

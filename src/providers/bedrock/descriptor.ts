@@ -1,0 +1,26 @@
+import { providerFields } from '../../config/provider-fields.js';
+import type { ProviderDescriptor } from '../types.js';
+
+/** `{region}` in a base URL is replaced by the target's `cloud_b_region` (default below). */
+export const REGION_PLACEHOLDER = '{region}';
+export const DEFAULT_REGION = 'us-east-1';
+/** The control-plane host, where the model list lives (the runtime host has none). */
+export const CONTROL_PLANE_URL = `https://bedrock.${REGION_PLACEHOLDER}.amazonaws.com`;
+
+/**
+ * Cloud provider B, Bedrock Converse / ConverseStream. Auth: SigV4 (service `bedrock`) from the
+ * `cloud_b_*` fields, done in `prepare`; or a Bedrock API key sent as `Authorization: Bearer`.
+ * Paths are templates: `{model}` is the request's model id, encoded as one path segment.
+ */
+export const BEDROCK: ProviderDescriptor = {
+  id: 'bedrock',
+  aliases: ['aws-bedrock'],
+  baseUrl: `https://bedrock-runtime.${REGION_PLACEHOLDER}.amazonaws.com`,
+  paths: { chat: '/model/{model}/converse', models: '/foundation-models' },
+  auth: { header: 'authorization', scheme: 'Bearer' },
+  fields: providerFields('api_key', 'custom_host', 'cloud_b'),
+  framing: 'aws-event-stream',
+};
+
+/** The stream path of chat (ConverseStream). */
+export const STREAM_PATH = '/model/{model}/converse-stream';

@@ -1,0 +1,110 @@
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { StreamEvent } from '../providers/types.js';
+
+export interface AwsEventStreamDecoder {
+  /** Feed raw bytes; throws on a frame that does not decode (bad CRC, impossible length). */
+  write(bytes: Uint8Array): void;
+  /** The body ended; throws when it ended inside a frame. */
+  end(): void;
+}
+
+/** The prelude (total length, headers length, prelude CRC); a message is at least 16 bytes. */
+const PRELUDE = 12;
+const MIN_MESSAGE = 16;
+/** A frame larger than this is refused rather than buffered (AWS caps event-stream messages far below). */
+const MAX_MESSAGE = 16 * 1024 * 1024;
+
+/** One codec for every stream: decoding keeps no state between calls (its message buffer is not used). */
+const codec = new EventStreamCodec(toUtf8, fromUtf8);
+
+function headerText(headers: Record<string, { type: string; value: unknown }>, name: string): string | undefined {
+  const h = headers[name];
+  return h && h.type === 'string' ? (h.value as string) : undefined;
+}
+
+/** An exception or error frame → the generic `error` event: `{type, message, ...payload fields}` as JSON. */
+function errorEvent(type: string, payload: string, fallbackMessage?: string): StreamEvent {
+  let fields: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(payload);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) fields = parsed as Record<string, unknown>;
+  } catch {
+    if (payload.length > 0) fields = { message: payload };
+  }
+  if (fields.message === undefined && typeof fields.Message === 'string') fields.message = fields.Message;
+  if (fields.message === undefined && fallbackMessage !== undefined) fields.message = fallbackMessage;
+  return { event: 'error', data: JSON.stringify({ ...fields, type }) };
+}
+
+/**
+ * Bytes of an `application/vnd.amazon.eventstream` body → stream events. Frames are buffered until
+ * their `total length` bytes are there (a frame split across TCP writes), every whole frame in a
+ * write is decoded (frames coalesced in one write), and each is checked by the maintained codec
+ * (both CRCs) before it is read.
+ *
+ * - `:message-type: event` → `{event: <:event-type>, data: <payload as UTF-8>}`.
+ * - `:message-type: exception` → `{event: 'error', data: JSON {type: <:exception-type>, message, ...}}`;
+ *   `:message-type: error` → the same with `type: <:error-code>` and `message: <:error-message>`.
+ *   `error` is the name an SSE provider gives its error events too; the provider maps the type.
+ *
+ * A bad CRC, an impossible length, or bytes left over at the end are `upstream_invalid_response` /
+ * `stream_interrupted`, thrown from `write`/`end` (the caller turns them into the stream's error).
+ */
+export function createAwsEventStreamDecoder(onEvent: (event: StreamEvent) => void): AwsEventStreamDecoder {
+  /** Bytes of a frame not yet complete (undefined when none). */
+  let pending: Uint8Array | undefined;
+
+  const frame = (bytes: Uint8Array): void => {
+    let message;
+    try {
+      message = codec.decode(bytes);
+    } catch (e) {
+      throw new GatewayError('upstream_invalid_response', `The provider sent an event-stream frame that does not decode: ${(e as Error).message}`);
+    }
+    const headers = message.headers as Record<string, { type: string; value: unknown }>;
+    const payload = message.body.byteLength === 0 ? '' : toUtf8(message.body);
+    const kind = headerText(headers, ':message-type') ?? 'event';
+    if (kind === 'event') {
+      const type = headerText(headers, ':event-type');
+      onEvent(type === undefined ? { data: payload } : { event: type, data: payload });
+    } else if (kind === 'exception') {
+      onEvent(errorEvent(headerText(headers, ':exception-type') ?? 'exception', payload));
+    } else {
+      onEvent(errorEvent(headerText(headers, ':error-code') ?? 'error', payload, headerText(headers, ':error-message')));
+    }
+  };
+
+  return {
+    write(chunk) {
+      let buf = chunk;
+      if (pending) {
+        const joined = new Uint8Array(pending.byteLength + chunk.byteLength);
+        joined.set(pending, 0);
+        joined.set(chunk, pending.byteLength);
+        buf = joined;
+        pending = undefined;
+      }
+      let offset = 0;
+      while (buf.byteLength - offset >= PRELUDE) {
+        const view = new DataView(buf.buffer, buf.byteOffset + offset, PRELUDE);
+        const total = view.getUint32(0, false);
+        if (total < MIN_MESSAGE || total > MAX_MESSAGE) {
+          throw new GatewayError('upstream_invalid_response', `The provider sent an event-stream frame of impossible length ${total}.`);
+        }
+        if (buf.byteLength - offset < total) break;
+        frame(buf.subarray(offset, offset + total));
+        offset += total;
+      }
+      // Keep the rest as a copy: the caller may reuse its buffer (and Buffer#slice would not copy).
+      if (offset < buf.byteLength) pending = buf === chunk ? Uint8Array.prototype.slice.call(buf, offset) : buf.subarray(offset);
+    },
+    end() {
+      if (pending) {
+        pending = undefined;
+        throw new GatewayError('stream_interrupted', 'The provider stream ended inside an event-stream frame.');
+      }
+    },
+  };
+}

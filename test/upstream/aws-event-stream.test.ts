@@ -1,0 +1,160 @@
+import { crc32 } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import type { StreamEvent } from '../../src/providers/types.js';
+import { createAwsEventStreamDecoder } from '../../src/upstream/aws-event-stream.js';
+import { streamDecoder } from '../../src/upstream/framing.js';
+import { GatewayError } from '../../src/errors/gateway-error.js';
+
+/**
+ * Frames are built by hand here from the wire description (providers.md §4.4: big-endian lengths,
+ * CRC-32 of the prelude, CRC-32 of everything before the message CRC; string headers are type 7),
+ * not with the codec the decoder uses, so a shared misreading cannot make both sides agree.
+ */
+function frame(headers: Record<string, string>, payload: string): Buffer {
+  const hs: Buffer[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    const n = Buffer.from(name, 'utf8');
+    const v = Buffer.from(value, 'utf8');
+    const h = Buffer.alloc(1 + n.length + 1 + 2 + v.length);
+    h.writeUInt8(n.length, 0);
+    n.copy(h, 1);
+    h.writeUInt8(7, 1 + n.length);
+    h.writeUInt16BE(v.length, 2 + n.length);
+    v.copy(h, 4 + n.length);
+    hs.push(h);
+  }
+  const headerBytes = Buffer.concat(hs);
+  const body = Buffer.from(payload, 'utf8');
+  const total = 12 + headerBytes.length + body.length + 4;
+  const out = Buffer.alloc(total);
+  out.writeUInt32BE(total, 0);
+  out.writeUInt32BE(headerBytes.length, 4);
+  out.writeUInt32BE(crc32(out.subarray(0, 8)), 8);
+  headerBytes.copy(out, 12);
+  body.copy(out, 12 + headerBytes.length);
+  out.writeUInt32BE(crc32(out.subarray(0, total - 4)), total - 4);
+  return out;
+}
+
+const event = (type: string, payload: unknown): Buffer =>
+  frame({ ':message-type': 'event', ':event-type': type, ':content-type': 'application/json' }, JSON.stringify(payload));
+
+function decode(pieces: Uint8Array[]): StreamEvent[] {
+  const out: StreamEvent[] = [];
+  const d = createAwsEventStreamDecoder((e) => out.push(e));
+  for (const p of pieces) d.write(p);
+  d.end();
+  return out;
+}
+
+const thrown = (f: () => void): GatewayError => {
+  try {
+    f();
+  } catch (e) {
+    return e as GatewayError;
+  }
+  throw new Error('did not throw');
+};
+
+const THREE = [
+  event('messageStart', { role: 'assistant' }),
+  event('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'grüß 👋' } }),
+  event('messageStop', { stopReason: 'end_turn' }),
+];
+const EXPECTED: StreamEvent[] = [
+  { event: 'messageStart', data: '{"role":"assistant"}' },
+  { event: 'contentBlockDelta', data: '{"contentBlockIndex":0,"delta":{"text":"grüß 👋"}}' },
+  { event: 'messageStop', data: '{"stopReason":"end_turn"}' },
+];
+
+describe('createAwsEventStreamDecoder', () => {
+  it('decodes one frame per write into {event: :event-type, data: payload}', () => {
+    expect(decode(THREE)).toEqual(EXPECTED);
+  });
+
+  it('decodes frames coalesced in one write', () => {
+    expect(decode([Buffer.concat(THREE)])).toEqual(EXPECTED);
+  });
+
+  it('decodes frames split across writes, byte by byte (inside the prelude, headers and a UTF-8 character)', () => {
+    const all = Buffer.concat(THREE);
+    expect(decode(Array.from(all, (b) => Uint8Array.of(b)))).toEqual(EXPECTED);
+  });
+
+  it('decodes a write that ends one frame, holds a second whole, and starts a third', () => {
+    const all = Buffer.concat(THREE);
+    const cut1 = THREE[0]!.length - 5;
+    const cut2 = THREE[0]!.length + THREE[1]!.length + 7;
+    const out: StreamEvent[] = [];
+    const d = createAwsEventStreamDecoder((e) => out.push(e));
+    d.write(all.subarray(0, cut1));
+    expect(out).toEqual([]);
+    d.write(all.subarray(cut1, cut2));
+    expect(out).toEqual(EXPECTED.slice(0, 2));
+    d.write(all.subarray(cut2));
+    d.end();
+    expect(out).toEqual(EXPECTED);
+  });
+
+  it('does not keep a reference to the caller’s buffer when a frame is incomplete', () => {
+    const all = Buffer.concat(THREE);
+    const out: StreamEvent[] = [];
+    const d = createAwsEventStreamDecoder((e) => out.push(e));
+    const scratch = Buffer.from(all.subarray(0, 20));
+    d.write(scratch);
+    scratch.fill(0); // undici may reuse it
+    d.write(all.subarray(20));
+    d.end();
+    expect(out).toEqual(EXPECTED);
+  });
+
+  it('turns an exception frame into an `error` event carrying the exception type and the payload', () => {
+    const exc = frame(
+      { ':message-type': 'exception', ':exception-type': 'throttlingException', ':content-type': 'application/json' },
+      '{"message":"Too many tokens, please wait."}',
+    );
+    expect(decode([THREE[0]!, exc])).toEqual([
+      EXPECTED[0],
+      { event: 'error', data: JSON.stringify({ message: 'Too many tokens, please wait.', type: 'throttlingException' }) },
+    ]);
+  });
+
+  it('turns an error frame (:error-code, :error-message) into an `error` event', () => {
+    const err = frame({ ':message-type': 'error', ':error-code': 'InternalFailure', ':error-message': 'boom' }, '');
+    expect(decode([err])).toEqual([{ event: 'error', data: JSON.stringify({ message: 'boom', type: 'InternalFailure' }) }]);
+  });
+
+  it('refuses a frame whose message CRC is wrong', () => {
+    const bad = Buffer.from(THREE[1]!);
+    bad[bad.length - 1] ^= 0xff;
+    const e = thrown(() => decode([THREE[0]!, bad]));
+    expect(e).toBeInstanceOf(GatewayError);
+    expect(e.code).toBe('upstream_invalid_response');
+  });
+
+  it('refuses a frame whose prelude CRC is wrong', () => {
+    const bad = Buffer.from(THREE[0]!);
+    bad[9] ^= 0xff;
+    expect(thrown(() => decode([bad])).code).toBe('upstream_invalid_response');
+  });
+
+  it('refuses an impossible length without buffering it', () => {
+    const bad = Buffer.alloc(12);
+    bad.writeUInt32BE(4, 0);
+    expect(thrown(() => decode([bad])).code).toBe('upstream_invalid_response');
+  });
+
+  it('a body that ends inside a frame is stream_interrupted', () => {
+    const all = Buffer.concat(THREE);
+    expect(thrown(() => decode([all.subarray(0, all.length - 3)])).code).toBe('stream_interrupted');
+  });
+
+  it('is the decoder framing.ts picks for aws-event-stream and its content type', () => {
+    const out: StreamEvent[] = [];
+    const d = streamDecoder('aws-event-stream', { 'content-type': 'application/vnd.amazon.eventstream' }, (e) => out.push(e));
+    expect(d).toBeDefined();
+    d!.write(THREE[0]!);
+    expect(out).toEqual([EXPECTED[0]]);
+    expect(streamDecoder('aws-event-stream', { 'content-type': 'application/json' }, () => {})).toBeUndefined();
+  });
+});
