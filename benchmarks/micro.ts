@@ -36,6 +36,9 @@ import { HostGuard } from '../src/security/host-guard.js';
 import { MemoryBreakerStore } from '../src/state/memory/breaker-store.js';
 import { createSseDecoder } from '../src/upstream/sse-decode.js';
 import { sseData } from '../src/upstream/sse-encode.js';
+import { MemoryVersionedStore } from '../src/state/memory/versioned-store.js';
+import type { VirtualKey } from '../src/config/bootstrap.js';
+import type { Config } from '../src/config/schema.js';
 
 // ---------------------------------------------------------------------------------------------
 // The timing loop
@@ -242,8 +245,8 @@ function expect(ok: boolean, what: string): void {
 
 export function microCases(): MicroCase[] {
   const registry = new ProviderRegistry(defaultProviders());
-  const planDeps: PlanDeps = { virtualKeys: new Map(), registry, hostGuard: new HostGuard({ trusted: [] }) };
-  const saved = new Map();
+  const planDeps: PlanDeps = { virtualKeys: new MemoryVersionedStore<VirtualKey>(), registry, hostGuard: new HostGuard({ trusted: [] }) };
+  const saved = new MemoryVersionedStore<Config>();
   const hitResolver = new ConfigResolver(planDeps, saved);
   // One cached plan and two header sets taking turns: every call compiles.
   const missResolver = new ConfigResolver(planDeps, saved, 1);
