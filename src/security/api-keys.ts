@@ -7,11 +7,12 @@ export interface ApiKeyRecord {
 }
 
 /**
- * A gateway key's SHA-256 digest: the only form in which a key is stored. Keys are high-entropy
- * tokens (≥ 16 characters; generated ones carry 192 bits), so a fast hash is the right one.
+ * A gateway key's SHA-256 digest, the only form in which a key is stored, as a 32-character latin1
+ * string (one character per byte: a Map key, and ~2.5× cheaper to make than a Buffer). Keys are
+ * high-entropy tokens (≥ 16 characters; generated ones carry 192 bits), so a fast hash is the right one.
  */
-export function keyDigest(key: string): Buffer {
-  return hash('sha256', key, 'buffer');
+export function keyDigest(key: string): string {
+  return hash('sha256', key, 'binary'); // 'binary' is latin1
 }
 
 export function generateApiKey(): string {

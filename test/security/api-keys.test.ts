@@ -4,10 +4,11 @@ import { generateApiKey, keyDigest } from '../../src/security/api-keys.js';
 import { MemoryApiKeyStore } from '../../src/state/memory/api-key-store.js';
 
 describe('keyDigest', () => {
-  it('is the SHA-256 of the key', () => {
+  it('is the SHA-256 of the key, one latin1 character per byte', () => {
     const k = 'sk-sluice-fake-key-aaaaaaaaaaaaaaaaaaaa';
-    expect(keyDigest(k).equals(createHash('sha256').update(k).digest())).toBe(true);
+    expect(Buffer.from(keyDigest(k), 'latin1').equals(createHash('sha256').update(k).digest())).toBe(true);
     expect(keyDigest(k)).toHaveLength(32);
+    expect(keyDigest(`${k}b`)).not.toBe(keyDigest(k));
   });
 });
 
