@@ -101,8 +101,13 @@ function paramsOf(p: Pattern<unknown>, path: string): Params | undefined {
   if (m === null) return undefined;
   const params: Record<string, string> = {};
   for (let i = 0; i < p.names.length; i++) {
+    const raw = m[i + 1]!;
+    if (raw.indexOf('%') < 0) {
+      params[p.names[i]!] = raw;
+      continue;
+    }
     try {
-      params[p.names[i]!] = decodeURIComponent(m[i + 1]!);
+      params[p.names[i]!] = decodeURIComponent(raw);
     } catch {
       return undefined;
     }
