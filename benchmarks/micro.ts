@@ -36,6 +36,11 @@ import { HostGuard } from '../src/security/host-guard.js';
 import { MemoryBreakerStore } from '../src/state/memory/breaker-store.js';
 import { createSseDecoder } from '../src/upstream/sse-decode.js';
 import { sseData } from '../src/upstream/sse-encode.js';
+import { MemoryVersionedStore } from '../src/state/memory/versioned-store.js';
+import { MemoryApiKeyStore } from '../src/state/memory/api-key-store.js';
+import { Router } from '../src/http/router.js';
+import type { VirtualKey } from '../src/config/bootstrap.js';
+import type { Config } from '../src/config/schema.js';
 
 // ---------------------------------------------------------------------------------------------
 // The timing loop
@@ -242,8 +247,8 @@ function expect(ok: boolean, what: string): void {
 
 export function microCases(): MicroCase[] {
   const registry = new ProviderRegistry(defaultProviders());
-  const planDeps: PlanDeps = { virtualKeys: new Map(), registry, hostGuard: new HostGuard({ trusted: [] }) };
-  const saved = new Map();
+  const planDeps: PlanDeps = { virtualKeys: new MemoryVersionedStore<VirtualKey>(), registry, hostGuard: new HostGuard({ trusted: [] }) };
+  const saved = new MemoryVersionedStore<Config>();
   const hitResolver = new ConfigResolver(planDeps, saved);
   // One cached plan and two header sets taking turns: every call compiles.
   const missResolver = new ConfigResolver(planDeps, saved, 1);
@@ -275,12 +280,31 @@ export function microCases(): MicroCase[] {
 
   // The first target answers: what a routed request costs over a single target (breaker, retry, fallback).
   const fallbackPlan: PlanNode = hitResolver.resolve(header(CONFIG_FALLBACK));
+  // Gateway keys: one, and 1,000 (the lookup is by digest, so the count should not matter).
+  const benchKey = (i: number): string => `sk-sluice-bench-key-${String(i).padStart(24, '0')}`;
+  const oneKey = new MemoryApiKeyStore([{ key: benchKey(0), record: { name: 'k0' } }]);
+  const manyKeys = new MemoryApiKeyStore(Array.from({ length: 1000 }, (_, i) => ({ key: benchKey(i), record: { name: `k${i}` } })));
+  const lastKey = benchKey(999);
+  // The hot router as the gateway builds it, plus the patterns the next issues add.
+  const router = new Router<string>();
+  for (const [m, p] of [['POST', '/v1/chat/completions'], ['POST', '/v1/completions'], ['POST', '/v1/embeddings'], ['GET', '/v1/models']] as const) router.add(m, p, p);
+  router.add('GET', '/v1/responses/:id', 'response').add('GET', '/v1/guardrails/:id', 'guardrail').add('GET', '/v1/policies/usage-limits/:id', 'limit');
+  // A resolver whose cached plans must be re-checked on every call: each call writes another virtual key first.
+  const churnKeys = new MemoryVersionedStore<VirtualKey>();
+  const churnResolver = new ConfigResolver({ ...planDeps, virtualKeys: churnKeys }, saved);
+  const churnPlan = churnResolver.resolve(header(CONFIG_SINGLE));
+  const churnValue: VirtualKey = { provider: 'openai', api_key: 'sk-fake-churn' };
 
   const decoderEvents = { n: 0 };
   const sharedDecoder = createSseDecoder(() => decoderEvents.n++);
   const oneEvent = STREAM_PARTS[1]!;
 
   return [
+    { name: 'ApiKeyStore.verify, 1 key', fn: () => oneKey.verify(benchKey(0)), check: (r) => expect((r as { name?: string })?.name === 'k0', 'the key is found') },
+    { name: 'ApiKeyStore.verify, 1,000 keys', fn: () => manyKeys.verify(lastKey), check: (r) => expect((r as { name?: string })?.name === 'k999', 'the key is found') },
+    { name: 'ApiKeyStore.verify, unknown key, 1,000 keys', fn: () => manyKeys.verify('sk-sluice-not-a-stored-key-000000'), check: (r) => expect(r === undefined, 'not found') },
+    { name: 'Router.match, exact path', fn: () => router.match('POST', '/v1/chat/completions'), check: (r) => expect((r as { handler?: string })?.handler === '/v1/chat/completions', 'the chat route') },
+    { name: 'Router.match, pattern (3rd)', fn: () => router.match('GET', '/v1/policies/usage-limits/ul-1'), check: (r) => expect((r as { params?: { id?: string } })?.params?.id === 'ul-1', 'the id') },
     { name: 'parseBody chat, minimal', fn: () => parseBody('chat', CHAT_MINIMAL) },
     { name: 'parseBody chat, 6 messages + tools + params', fn: () => parseBody('chat', CHAT_TYPICAL) },
     { name: 'parseBody embeddings, 16 inputs', fn: () => parseBody('embeddings', EMBEDDINGS_BATCH) },
@@ -290,6 +314,14 @@ export function microCases(): MicroCase[] {
       check: (p) => expect(p === plan, 'a hit returns the cached plan'),
     },
     { name: 'ConfigResolver.resolve hit, provider headers', fn: () => hitResolver.resolve(LOOSE_HEADERS) },
+    {
+      name: 'ConfigResolver.resolve hit after a write to another virtual key (write included)',
+      fn: () => {
+        void churnKeys.put('other', churnValue);
+        return churnResolver.resolve(header(CONFIG_SINGLE));
+      },
+      check: (p) => expect(p === churnPlan, 'an unrelated write keeps the cached plan'),
+    },
     {
       name: 'ConfigResolver.resolve miss, inline single target',
       fn: () => missResolver.resolve(singleMiss()),

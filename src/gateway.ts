@@ -11,11 +11,14 @@ import type { Config } from './config/schema.js';
 import { createLogger, type Logger } from './util/log.js';
 import { buildPlan, type PlanDeps } from './plan/build-plan.js';
 import { defaultProviders, ProviderRegistry } from './providers/registry.js';
-import { ApiKeyStore, generateApiKey } from './security/api-keys.js';
+import { generateApiKey, type ApiKeyRecord } from './security/api-keys.js';
 import { createGuardedAgent, HostGuard } from './security/host-guard.js';
 import { GatewayError } from './errors/gateway-error.js';
 import { PrometheusTelemetry } from './metrics/prometheus.js';
 import { createStores, type Stores } from './state/stores.js';
+import type { Catalog } from './state/catalog.js';
+import { memoryCatalog } from './state/memory/catalog.js';
+import type { HotRoute } from './http/router.js';
 import { embedLocal } from './cache/local-embedder.js';
 import { providerEmbedder } from './pipeline/provider-embedder.js';
 import type { PipelineDeps } from './pipeline/context.js';
@@ -29,11 +32,15 @@ export interface GatewayInit {
   logger?: Logger;
   /** Saved configs; when absent they are read from options.pipelines. */
   savedConfigs?: Map<string, Config>;
+  /** More hot routes (method, path pattern, handler) beside the proxied endpoints. */
+  routes?: readonly HotRoute[];
 }
 
 export interface Gateway {
   server: Server;
   stores: Stores;
+  /** Gateway keys, virtual keys and saved configs: seeded at start, editable while serving. */
+  catalog: Catalog;
   logger: Logger;
   /** Set when no key was configured: printed once at start, never logged. */
   generatedKey?: string;
@@ -64,18 +71,17 @@ export function createGateway(init: GatewayInit): Gateway {
   const { options, bootstrap } = init;
   const logger = init.logger ?? createLogger(options['log-level']);
 
-  const apiKeys = new ApiKeyStore();
-  options['api-keys'].forEach((key, i) => apiKeys.add(key, { name: `env-${i}` }));
+  const apiKeys: { key: string; record: ApiKeyRecord }[] = options['api-keys'].map((key, i) => ({ key, record: { name: `env-${i}` } }));
   for (const k of bootstrap?.api_keys ?? []) {
-    const rec: { name: string; workspace_id?: string; organisation_id?: string } = { name: k.name };
-    if (k.workspace_id) rec.workspace_id = k.workspace_id;
-    if (k.organisation_id) rec.organisation_id = k.organisation_id;
-    apiKeys.add(k.key, rec);
+    const record: ApiKeyRecord = { name: k.name };
+    if (k.workspace_id) record.workspace_id = k.workspace_id;
+    if (k.organisation_id) record.organisation_id = k.organisation_id;
+    apiKeys.push({ key: k.key, record });
   }
   let generatedKey: string | undefined;
-  if (apiKeys.size === 0) {
+  if (apiKeys.length === 0) {
     generatedKey = generateApiKey();
-    apiKeys.add(generatedKey, { name: 'generated' });
+    apiKeys.push({ key: generatedKey, record: { name: 'generated' } });
   }
 
   const registry = new ProviderRegistry(defaultProviders(), {
@@ -93,12 +99,9 @@ export function createGateway(init: GatewayInit): Gateway {
   };
   const dispatchers = { trusted: new Agent(agentOptions), guarded: createGuardedAgent(hostGuard, agentOptions) };
 
-  const planDeps: PlanDeps = {
-    virtualKeys: new Map(Object.entries(bootstrap?.virtual_keys ?? {})),
-    registry,
-    hostGuard,
-  };
   const saved = init.savedConfigs ?? loadPipelines(options.pipelines, options.pipelines !== 'pipelines');
+  const catalog = memoryCatalog({ apiKeys, virtualKeys: bootstrap?.virtual_keys ?? {}, savedConfigs: saved });
+  const planDeps: PlanDeps = { virtualKeys: catalog.virtualKeys, registry, hostGuard };
   const needKeys: string[] = [];
   for (const [id, cfg] of saved) {
     try {
@@ -140,7 +143,7 @@ export function createGateway(init: GatewayInit): Gateway {
   let draining = false;
   const inFlight = new Set<Exchange>();
   const handler = createHandler({
-    resolver: new ConfigResolver(planDeps, saved),
+    resolver: new ConfigResolver(planDeps, catalog.savedConfigs),
     pipeline: (pipelineDeps = {
       registry,
       dispatchers,
@@ -161,12 +164,12 @@ export function createGateway(init: GatewayInit): Gateway {
       random: init.random ?? Math.random,
     }),
     metrics: telemetry.registry,
-    apiKeys,
+    apiKeys: catalog.apiKeys,
     logger,
     bodyLimitBytes: options['body-limit'],
     isDraining: () => draining,
     inFlight,
-  });
+  }, init.routes);
   // Client connection limits. requestTimeout (the whole request, headers and body) and headersTimeout
   // stop counting once the request has been received, so a long streamed response is not limited;
   // headersTimeout also cuts a connection that sends nothing. keepAliveTimeout: idle between requests.
@@ -183,6 +186,7 @@ export function createGateway(init: GatewayInit): Gateway {
   return {
     server,
     stores,
+    catalog,
     logger,
     generatedKey,
     async listen(port = options.port, host = options.host) {

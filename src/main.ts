@@ -13,6 +13,7 @@ import { defaultProviders, ProviderRegistry } from './providers/registry.js';
 import { HostGuard } from './security/host-guard.js';
 import { createGateway } from './gateway.js';
 import { isPrimary, runPrimary } from './cluster.js';
+import { MemoryVersionedStore } from './state/memory/versioned-store.js';
 
 /**
  * How far V8 lets the old generation grow over the live size before the next full GC. V8's own
@@ -124,7 +125,7 @@ function plan(argv: string[]): void {
     const text = source.trim().startsWith('{') ? source : readFileSync(source, 'utf8');
     const bootstrap = values.bootstrap ? loadBootstrap(values.bootstrap) : undefined;
     const tree = buildPlan(parseConfig(JSON.parse(text)), {
-      virtualKeys: new Map(Object.entries(bootstrap?.virtual_keys ?? {})),
+      virtualKeys: new MemoryVersionedStore(Object.entries(bootstrap?.virtual_keys ?? {})),
       registry: new ProviderRegistry(defaultProviders(), bootstrap?.provider_base_urls),
       hostGuard: HostGuard.fromEnv(values['trusted-hosts'] ?? process.env.GATEWAY_TRUSTED_HOSTS),
     });

@@ -3,12 +3,13 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { GatewayError } from '../errors/gateway-error.js';
 import { requestLogWriter } from './request-log.js';
 import { authenticate, type AppDeps } from './deps.js';
-import type { ApiKeyStore } from '../security/api-keys.js';
+import type { ApiKeyStore } from '../state/api-key-store.js';
 import { sendError } from './errors.js';
 import { Exchange } from './exchange.js';
 import { PROXY_ROUTES } from './routes/index.js';
 import { proxyRoute } from './routes/proxy.js';
 import { PlanRunner } from '../pipeline/run-plan.js';
+import { Router, type HotRoute, type Params } from './router.js';
 
 
 /**
@@ -80,22 +81,17 @@ function createFrameworkApp(deps: AppDeps): express.Express {
 
 /**
  * The request handler. The proxied endpoints, the hot path, are dispatched directly on plain Node
- * objects (a table lookup on method and path): express costs ~100 µs of CPU per request here, more
- * than the whole proxying work, so it serves only the operational routes and the 404s.
+ * objects (a table lookup on method and path, then a short list of path patterns): express costs
+ * ~100 µs of CPU per request here, more than the whole proxying work, so it serves only the
+ * operational routes and the 404s. `routes` adds hot routes beside the proxied ones (their handlers
+ * get the path parameters).
  */
-export function createHandler(deps: AppDeps): (req: IncomingMessage, res: ServerResponse) => void {
+export function createHandler(deps: AppDeps, routes: readonly HotRoute[] = []): (req: IncomingMessage, res: ServerResponse) => void {
   const app = createFrameworkApp(deps);
-  // method → path → route: looked up without building a key string per request
-  const hot = new Map<string, Map<string, (ex: Exchange) => void>>();
+  const hot = new Router<(ex: Exchange, params: Params) => void>();
   const runner = new PlanRunner(deps.pipeline);
-  // path → the methods it serves, for a 405's Allow header (read only when the lookup misses)
-  const allow = new Map<string, string>();
-  for (const r of PROXY_ROUTES) {
-    let byPath = hot.get(r.method);
-    if (!byPath) hot.set(r.method, (byPath = new Map()));
-    byPath.set(r.path, proxyRoute(r.endpoint, r.path, deps, runner));
-    allow.set(r.path, allow.has(r.path) ? `${allow.get(r.path)}, ${r.method}` : r.method);
-  }
+  for (const r of PROXY_ROUTES) hot.add(r.method, r.path, proxyRoute(r.endpoint, r.path, deps, runner));
+  for (const r of routes) hot.add(r.method, r.path, r.handle);
   const out = { requestLog: requestLogWriter(deps.logger), telemetry: deps.pipeline.telemetry, now: deps.pipeline.now, inFlight: deps.inFlight };
   return (req, res) => {
     const ex = new Exchange(req, res, out, deps.isDraining());
@@ -106,14 +102,14 @@ export function createHandler(deps: AppDeps): (req: IncomingMessage, res: Server
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
-    const route = hot.get(req.method!)?.get(path);
-    if (route) {
-      route(ex); // the request pipeline authenticates first
+    const route = hot.match(req.method!, path);
+    if (route !== undefined) {
+      route.handler(ex, route.params); // the route authenticates first
       return;
     }
-    const methods = allow.get(path);
+    const methods = hot.allowed(path);
     if (methods !== undefined) {
-      // A proxied path asked with another method: 405 (after the key check, as /v1's 404s are).
+      // A hot path asked with another method: 405 (after the key check, as /v1's 404s are).
       if (authenticated(ex, deps.apiKeys)) {
         sendError(ex, new GatewayError('method_not_allowed', `${req.method} is not allowed on ${path}; use ${methods}.`, { headers: { allow: methods } }));
       }

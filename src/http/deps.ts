@@ -4,7 +4,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../util/log.js';
 import type { PipelineDeps } from '../pipeline/context.js';
 import type { ConfigResolver } from '../plan/resolve.js';
-import type { ApiKeyStore } from '../security/api-keys.js';
+import type { ApiKeyStore } from '../state/api-key-store.js';
 import type { Exchange } from './exchange.js';
 
 /** What the edge is built from (by the composition root, src/gateway.ts). */

@@ -6,12 +6,14 @@ import type { VirtualKey } from '../config/bootstrap.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { Target } from '../providers/types.js';
 import type { HostGuard } from '../security/host-guard.js';
+import type { VersionedLookup } from '../state/versioned-store.js';
 import { inherit } from './inherit.js';
 import { compileQuery } from './query.js';
 import { STAGE_SETTINGS, type NodeSettings, type PlanNode, type StageSetting, type StrategyNode, type TargetNode } from './types.js';
 
 export interface PlanDeps {
-  virtualKeys: ReadonlyMap<string, VirtualKey>;
+  /** The virtual-key store (read side); the resolver hands in a view that records what a plan read. */
+  virtualKeys: VersionedLookup<VirtualKey>;
   registry: ProviderRegistry;
   hostGuard: HostGuard;
 }
@@ -26,13 +28,13 @@ function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: 
   let vkId = cfg.virtual_key;
   let providerName = cfg.provider;
   // `@slug` names a stored credential (the catalog) when one has that id, else a provider.
-  if (!vkId && providerName?.startsWith('@') && deps.virtualKeys.has(providerName.slice(1))) {
+  if (!vkId && providerName?.startsWith('@') && deps.virtualKeys.get(providerName.slice(1)) !== undefined) {
     vkId = providerName.slice(1);
     providerName = undefined;
   }
   let vk: VirtualKey | undefined;
   if (vkId) {
-    vk = deps.virtualKeys.get(vkId.startsWith('@') ? vkId.slice(1) : vkId);
+    vk = deps.virtualKeys.get(vkId.startsWith('@') ? vkId.slice(1) : vkId)?.value;
     if (!vk) throw new GatewayError('virtual_key_not_found', `No virtual key has the id "${vkId}".`, { param: `${path}.virtual_key` });
   }
   const name = providerName ?? vk?.provider;

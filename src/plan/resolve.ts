@@ -3,6 +3,8 @@ import { buildPlan, type PlanDeps } from './build-plan.js';
 import type { PlanNode } from './types.js';
 import { bearerToken, CONFIG_HEADERS, configFromHeaders, headerValue, REQUEST_HEADERS, type Headers } from '../config/headers.js';
 import { parseConfig, satisfiesRequiredKeySet, type Config } from '../config/schema.js';
+import type { VirtualKey } from '../config/bootstrap.js';
+import type { Versioned, VersionedLookup } from '../state/versioned-store.js';
 
 /** What a saved config id may look like (as pipelines/ file names); anything else is not an id. */
 const CONFIG_ID = /^[A-Za-z0-9_.-]+$/;
@@ -61,17 +63,35 @@ function planKey(headers: Headers): string {
 }
 
 /**
+ * A compiled plan and what it was built from: the saved config (id and version) and every virtual key
+ * the builder looked up (id and version; 0 when it was absent, as an `@slug` that named a provider).
+ * `seen*` are the two stores' versions when the entry was last known current: while neither store has
+ * changed, a hit checks two numbers; after any write it re-reads the entries it was built from.
+ */
+interface CachedPlan {
+  plan: PlanNode;
+  configId: string | undefined;
+  configVersion: number;
+  keyIds: string[];
+  keyVersions: number[];
+  seenKeys: number;
+  seenConfigs: number;
+}
+
+/**
  * Request headers → the plan to run. Sources, in order: `x-gateway-config` (inline JSON or a saved
  * config id), then loose headers (provider, virtual key, custom host...), which fill the config's root
  * where it does not set a field. Compiled plans are cached by their inputs, so the hot path neither
- * re-validates nor re-builds a plan it has seen.
+ * re-validates nor re-builds a plan it has seen; a cached plan whose saved config or virtual keys have
+ * been written since it was built is built again (never served stale), and only that one.
  */
 export class ConfigResolver {
-  private readonly cache: Lru<PlanNode>;
+  private readonly cache: Lru<CachedPlan>;
 
   constructor(
     private readonly deps: PlanDeps,
-    private readonly saved: ReadonlyMap<string, Config>,
+    /** The saved-config store (read side). */
+    private readonly saved: VersionedLookup<Config>,
     cacheSize = 1000,
   ) {
     this.cache = new Lru(cacheSize);
@@ -84,17 +104,36 @@ export class ConfigResolver {
   resolve(headers: Headers): PlanNode {
     const key = planKey(headers);
     const hit = this.cache.get(key);
-    if (hit) return hit;
-    const plan = this.compile(headers);
-    this.cache.set(key, plan);
-    return plan;
+    if (hit !== undefined && this.current(hit)) return hit.plan;
+    const entry = this.compile(headers);
+    this.cache.set(key, entry);
+    return entry.plan;
   }
 
-  private compile(headers: Headers): PlanNode {
+  /** True when nothing the entry was built from has been written since. */
+  private current(e: CachedPlan): boolean {
+    const keys = this.deps.virtualKeys;
+    const kv = keys.version;
+    const cv = this.saved.version;
+    if (e.seenKeys === kv && e.seenConfigs === cv) return true;
+    if (e.configId !== undefined && (this.saved.get(e.configId)?.version ?? 0) !== e.configVersion) return false;
+    for (let i = 0; i < e.keyIds.length; i++) {
+      if ((keys.get(e.keyIds[i]!)?.version ?? 0) !== e.keyVersions[i]) return false;
+    }
+    e.seenKeys = kv;
+    e.seenConfigs = cv;
+    return true;
+  }
+
+  private compile(headers: Headers): CachedPlan {
+    const seenKeys = this.deps.virtualKeys.version;
+    const seenConfigs = this.saved.version;
     const raw = headerValue(headers, REQUEST_HEADERS.config);
     const loose = configFromHeaders(headers);
     const bearer = bearerToken(headers);
     let base: Record<string, unknown> | undefined;
+    let configId: string | undefined;
+    let configVersion = 0;
     if (raw !== undefined) {
       const trimmed = raw.trim();
       const first = trimmed.charCodeAt(0);
@@ -120,7 +159,9 @@ export class ConfigResolver {
         if (!saved) {
           throw new GatewayError('config_not_found', `No saved config has the id "${trimmed}".`, { param: REQUEST_HEADERS.config });
         }
-        base = saved as Record<string, unknown>;
+        base = saved.value as Record<string, unknown>;
+        configId = trimmed;
+        configVersion = saved.version;
       }
     }
     if (!base && !loose) throw new GatewayError('missing_provider');
@@ -135,6 +176,22 @@ export class ConfigResolver {
     } catch (e) {
       throw missingCredential(e, merged) ?? e;
     }
-    return buildPlan(config, this.deps);
+    // The builder reads virtual keys through a view that notes each id and the version it found.
+    const keyIds: string[] = [];
+    const keyVersions: number[] = [];
+    const store = this.deps.virtualKeys;
+    const recording: VersionedLookup<VirtualKey> = {
+      get version() {
+        return store.version;
+      },
+      get(id: string): Versioned<VirtualKey> | undefined {
+        const e = store.get(id);
+        keyIds.push(id);
+        keyVersions.push(e?.version ?? 0);
+        return e;
+      },
+    };
+    const plan = buildPlan(config, { ...this.deps, virtualKeys: recording });
+    return { plan, configId, configVersion, keyIds, keyVersions, seenKeys, seenConfigs };
   }
 }

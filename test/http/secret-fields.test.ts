@@ -13,6 +13,8 @@ import { HostGuard } from '../../src/security/host-guard.js';
 import { FakeOpenAI, openAIError } from '../fakes/openai-server.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { logLine, traceId } from './_util.js';
+import { MemoryVersionedStore } from '../../src/state/memory/versioned-store.js';
+import type { VirtualKey } from '../../src/config/bootstrap.js';
 
 const MARK = 'SECRET-MARK';
 const providers = defaultProviders();
@@ -39,7 +41,7 @@ it('knows the credentials: the key, the cloud B key pair and session token, the 
 
 describe('sluice plan redaction', () => {
   const deps = {
-    virtualKeys: new Map(),
+    virtualKeys: new MemoryVersionedStore<VirtualKey>(),
     registry: new ProviderRegistry(providers),
     hostGuard: HostGuard.fromEnv(undefined),
   };

@@ -17,12 +17,14 @@ import { MemoryBreakerStore } from '../../src/state/memory/breaker-store.js';
 import { CHAT } from '../routing/helpers.js';
 import { FakeClock } from '../helpers/clock.js';
 import { recording, type Call } from '../helpers/telemetry.js';
+import { MemoryVersionedStore } from '../../src/state/memory/versioned-store.js';
+import type { VirtualKey } from '../../src/config/bootstrap.js';
 
 export { CHAT, PROVIDER_KEY, target } from '../routing/helpers.js';
 export const CHAT_PATH = '/v1/chat/completions';
 
 const registry = new ProviderRegistry(defaultProviders());
-const planDeps = { virtualKeys: new Map(), registry, hostGuard: new HostGuard({ trusted: ['127.0.0.1'] }) };
+const planDeps = { virtualKeys: new MemoryVersionedStore<VirtualKey>(), registry, hostGuard: new HostGuard({ trusted: ['127.0.0.1'] }) };
 
 /** A validated config → its plan, as the resolver builds it. */
 export const plan = (config: unknown): PlanNode => buildPlan(parseConfig(config), planDeps);

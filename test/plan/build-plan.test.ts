@@ -6,8 +6,9 @@ import { buildPlan, type PlanDeps } from '../../src/plan/build-plan.js';
 import type { PlanNode, StrategyNode, TargetNode } from '../../src/plan/types.js';
 import { ProviderRegistry, defaultProviders } from '../../src/providers/registry.js';
 import { HostGuard } from '../../src/security/host-guard.js';
+import { MemoryVersionedStore } from '../../src/state/memory/versioned-store.js';
 
-const virtualKeys = new Map<string, VirtualKey>([
+const virtualKeys = new MemoryVersionedStore<VirtualKey>([
   ['vk-main', { provider: 'openai', api_key: 'sk-fake-vk-main', vendor_organization: 'org-fake' }],
   ['vk-local', { provider: 'ollama', custom_host: 'https://gpu.example.com/v1' }],
   ['vk-private', { provider: 'ollama', custom_host: 'http://192.168.1.20:11434/v1' }],

@@ -8,14 +8,15 @@ import type { PlanDeps } from '../../src/plan/build-plan.js';
 import type { StrategyNode, TargetNode } from '../../src/plan/types.js';
 import { ProviderRegistry, defaultProviders } from '../../src/providers/registry.js';
 import { HostGuard } from '../../src/security/host-guard.js';
+import { MemoryVersionedStore } from '../../src/state/memory/versioned-store.js';
 
 const deps: PlanDeps = {
-  virtualKeys: new Map<string, VirtualKey>([['vk-main', { provider: 'openai', api_key: 'sk-fake-vk' }]]),
+  virtualKeys: new MemoryVersionedStore<VirtualKey>([['vk-main', { provider: 'openai', api_key: 'sk-fake-vk' }]]),
   registry: new ProviderRegistry(defaultProviders()),
   hostGuard: new HostGuard({ trusted: [] }),
 };
 
-const saved = new Map<string, Config>([
+const saved = new MemoryVersionedStore<Config>([
   [
     'fallback-1',
     parseConfig({
@@ -214,6 +215,99 @@ describe('ConfigResolver', () => {
       resolveError({ 'x-gateway-config': 'nope' }, r);
       resolveError({ 'x-gateway-config': 'nope' }, r);
       expect(r.cachedPlans).toBe(0);
+    });
+  });
+
+  describe('plan cache and store writes', () => {
+    /** A resolver over stores of its own, so that writes stay in the test. */
+    function withStores() {
+      const keys = new MemoryVersionedStore<VirtualKey>([
+        ['vk-a', { provider: 'openai', api_key: 'sk-fake-a-1' }],
+        ['vk-other', { provider: 'openai', api_key: 'sk-fake-other' }],
+      ]);
+      const configs = new MemoryVersionedStore<Config>([
+        ['saved', parseConfig({ provider: 'openai', api_key: 'sk-fake-saved-1' })],
+        ['via-key', parseConfig({ virtual_key: 'vk-a' })],
+        ['unrelated', parseConfig({ provider: 'groq', api_key: 'sk-fake-groq' })],
+      ]);
+      return { keys, configs, r: new ConfigResolver({ ...deps, virtualKeys: keys }, configs) };
+    }
+
+    it('serves the cached plan while the stores are unchanged', () => {
+      const { r } = withStores();
+      const a = r.resolve({ 'x-gateway-config': 'via-key' });
+      expect(r.resolve({ 'x-gateway-config': 'via-key' })).toBe(a);
+      expect(r.cachedPlans).toBe(1);
+    });
+
+    it('uses an edited saved config on the next request', async () => {
+      const { configs, r } = withStores();
+      expect(target(r.resolve({ 'x-gateway-config': 'saved' })).target.api_key).toBe('sk-fake-saved-1');
+      await configs.put('saved', parseConfig({ provider: 'groq', api_key: 'sk-fake-saved-2' }));
+      expect(target(r.resolve({ 'x-gateway-config': 'saved' })).target).toEqual({ provider: 'groq', api_key: 'sk-fake-saved-2' });
+      expect(r.cachedPlans).toBe(1); // the stale entry was replaced, not added beside
+    });
+
+    it('answers config_not_found once a saved config is deleted', async () => {
+      const { configs, r } = withStores();
+      r.resolve({ 'x-gateway-config': 'saved' });
+      await configs.delete('saved');
+      expect(resolveError({ 'x-gateway-config': 'saved' }, r).code).toBe('config_not_found');
+    });
+
+    it('uses a rotated virtual key on the next request, whether named by header, inline config or saved config', async () => {
+      const { keys, r } = withStores();
+      const ways: Headers[] = [
+        { 'x-gateway-virtual-key': 'vk-a' },
+        { 'x-gateway-config': '{"strategy":{"mode":"fallback"},"targets":[{"virtual_key":"vk-other"},{"virtual_key":"vk-a"}]}' },
+        { 'x-gateway-config': 'via-key' },
+      ];
+      const keyOf = (h: Headers): string | undefined => {
+        const p = r.resolve(h);
+        return p.kind === 'target' ? p.target.api_key : target((p as StrategyNode).children[1]).target.api_key;
+      };
+      for (const h of ways) expect(keyOf(h)).toBe('sk-fake-a-1');
+      await keys.put('vk-a', { provider: 'openai', api_key: 'sk-fake-a-2' });
+      for (const h of ways) expect(keyOf(h)).toBe('sk-fake-a-2');
+    });
+
+    it('answers virtual_key_not_found once the virtual key is deleted', async () => {
+      const { keys, r } = withStores();
+      r.resolve({ 'x-gateway-config': 'via-key' });
+      await keys.delete('vk-a');
+      expect(resolveError({ 'x-gateway-config': 'via-key' }, r).code).toBe('virtual_key_not_found');
+      await keys.put('vk-a', { provider: 'groq', api_key: 'sk-fake-a-3' });
+      expect(target(r.resolve({ 'x-gateway-config': 'via-key' })).target).toEqual({ provider: 'groq', api_key: 'sk-fake-a-3' });
+    });
+
+    it('notices a virtual key that appears under an @slug that named a provider', async () => {
+      const { keys, r } = withStores();
+      const h: Headers = { 'x-gateway-config': '{"provider":"@openai","api_key":"sk-fake-direct"}' };
+      expect(target(r.resolve(h)).target.provider).toBe('openai');
+      await keys.put('openai', { provider: 'groq' });
+      expect(target(r.resolve(h)).target).toEqual({ provider: 'groq', api_key: 'sk-fake-direct' });
+    });
+
+    it('keeps the plans that did not read what was written', async () => {
+      const { keys, configs, r } = withStores();
+      const a = r.resolve({ 'x-gateway-config': 'via-key' });
+      const b = r.resolve({ 'x-gateway-config': 'saved' });
+      await keys.put('vk-other', { provider: 'openai', api_key: 'sk-fake-other-2' });
+      await configs.put('unrelated', parseConfig({ provider: 'groq', api_key: 'sk-fake-groq-2' }));
+      await configs.put('new-one', parseConfig({ provider: 'groq', api_key: 'sk-fake-groq-3' }));
+      expect(r.resolve({ 'x-gateway-config': 'via-key' })).toBe(a);
+      expect(r.resolve({ 'x-gateway-config': 'saved' })).toBe(b);
+    });
+
+    it('tells a put-back entry from the one that was there (versions are never reused)', async () => {
+      const { keys, r } = withStores();
+      const a = r.resolve({ 'x-gateway-virtual-key': 'vk-a' });
+      await keys.delete('vk-a');
+      await keys.put('vk-a', { provider: 'openai', api_key: 'sk-fake-a-1' });
+      const b = r.resolve({ 'x-gateway-virtual-key': 'vk-a' });
+      expect(b).not.toBe(a); // rebuilt (the same content, but it could have differed)
+      expect(b).toEqual(a);
+      expect(r.resolve({ 'x-gateway-virtual-key': 'vk-a' })).toBe(b);
     });
   });
 });
