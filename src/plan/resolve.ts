@@ -125,9 +125,18 @@ export class ConfigResolver {
     }
     if (!base && !loose) throw new GatewayError('missing_provider');
     const merged: Record<string, unknown> = { ...loose, ...base };
-    // The bearer token is the provider credential when the root names a provider and no credential.
+    // The bearer token is the provider credential when the root names a provider that takes a key and
+    // no credential is given (a provider that signs with other fields leaves Authorization alone).
     if (merged.provider !== undefined && merged.api_key === undefined && merged.virtual_key === undefined && bearer) {
-      merged.api_key = bearer;
+      const named = typeof merged.provider === 'string' ? this.deps.registry.find(merged.provider) : undefined;
+      if (!named || named.descriptor.fields.names.has('api_key')) merged.api_key = bearer;
+    }
+    // Root fields set by loose headers (not by the config): errors about them name the header.
+    let headerFields: Map<string, string> | undefined;
+    if (loose) {
+      for (const [header, field] of CONFIG_HEADERS) {
+        if (loose[field] !== undefined && base?.[field] === undefined) (headerFields ??= new Map()).set(field, header);
+      }
     }
     let config: Config;
     try {
@@ -135,6 +144,6 @@ export class ConfigResolver {
     } catch (e) {
       throw missingCredential(e, merged) ?? e;
     }
-    return buildPlan(config, this.deps);
+    return buildPlan(config, this.deps, 'config', headerFields);
   }
 }

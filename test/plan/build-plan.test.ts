@@ -5,6 +5,8 @@ import { GatewayError } from '../../src/errors/gateway-error.js';
 import { buildPlan, type PlanDeps } from '../../src/plan/build-plan.js';
 import type { PlanNode, StrategyNode, TargetNode } from '../../src/plan/types.js';
 import { ProviderRegistry, defaultProviders } from '../../src/providers/registry.js';
+import { openAICompatible } from '../../src/providers/openai-compatible/index.js';
+import { providerFields } from '../../src/config/provider-fields.js';
 import { HostGuard } from '../../src/security/host-guard.js';
 
 const virtualKeys = new Map<string, VirtualKey>([
@@ -401,7 +403,13 @@ describe('buildPlan: plans', () => {
   });
 
   it('keeps provider-specific fields in target.extra', () => {
-    const t = plan({ provider: 'openai', api_key: 'sk-fake', api_version: '2024-06-01', resource_name: 'res' }) as TargetNode;
+    // A provider that takes the deployment fields (openai does not: for it they are a 400).
+    const withDeployment = new ProviderRegistry([
+      ...defaultProviders(),
+      openAICompatible({ id: 'deployed', baseUrl: 'https://deployed.example.com/v1', paths: { chat: '/chat/completions' }, auth: { header: 'api-key' }, fields: providerFields('api_key', 'deployment') }),
+    ]);
+    const config = parseConfig({ provider: 'deployed', api_key: 'sk-fake', api_version: '2024-06-01', resource_name: 'res' });
+    const t = buildPlan(config, { ...deps, registry: withDeployment }) as TargetNode;
     expect(t.target.extra).toEqual({ api_version: '2024-06-01', resource_name: 'res' });
   });
 
