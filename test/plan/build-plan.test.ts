@@ -366,7 +366,7 @@ describe('buildPlan: plans', () => {
             },
             "target": {
               "custom_host": "https://gpu.example.com/v1",
-              "provider": "openai-compatible",
+              "provider": "ollama",
             },
             "weight": 1,
           },
@@ -524,7 +524,7 @@ describe('buildPlan: errors', () => {
   it('custom_host to a trusted private address is allowed', () => {
     const trusting: PlanDeps = { ...deps, hostGuard: new HostGuard({ trusted: ['10.0.0.0/8'] }) };
     const t = buildPlan(parseConfig({ provider: 'vllm', custom_host: 'http://10.0.0.1:8000/v1' }), trusting) as TargetNode;
-    expect(t.target).toEqual({ provider: 'openai-compatible', custom_host: 'http://10.0.0.1:8000/v1' });
+    expect(t.target).toEqual({ provider: 'vllm', custom_host: 'http://10.0.0.1:8000/v1' });
   });
 });
 
