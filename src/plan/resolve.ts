@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { buildPlan, type PlanDeps } from './build-plan.js';
 import type { PlanNode } from './types.js';
-import { bearerToken, CONFIG_HEADERS, configFromHeaders, headerValue, REQUEST_HEADERS, type Headers } from '../config/headers.js';
+import { bearerToken, CONFIG_HEADERS, configFromHeaders, headerValue, refuseHeaders, REQUEST_HEADERS, type Headers } from '../config/headers.js';
 import { parseConfig, satisfiesRequiredKeySet, type Config } from '../config/schema.js';
 
 /** What a saved config id may look like (as pipelines/ file names); anything else is not an id. */
@@ -82,6 +82,7 @@ export class ConfigResolver {
   }
 
   resolve(headers: Headers): PlanNode {
+    refuseHeaders(headers);
     const key = planKey(headers);
     const hit = this.cache.get(key);
     if (hit) return hit;
