@@ -41,6 +41,26 @@ export const CONFIG_HEADERS: readonly (readonly [header: string, field: string, 
   ...PROVIDER_FIELD_HEADERS.map(([header, field]) => [header, field, text] as const),
 ];
 
+/**
+ * Headers the interface spec names that set no config field here: refused with a 400 naming the
+ * header rather than ignored. Cloud A's model name has no config key (the deployment decides the
+ * model; `override_params.model` sets the body's), and cloud C's request type selects nothing this
+ * gateway does differently (Gemini chat is the one request type it sends).
+ */
+export const REFUSED_HEADERS: Readonly<Record<string, string>> = {
+  'x-gateway-cloud-a-model-name': 'the deployment decides the model; set override_params.model to change the body\'s model',
+  'x-cloud-c-llm-request-type': 'this gateway sends one request type to cloud C (chat), so there is nothing to select',
+};
+
+/** Throws invalid_header for a REFUSED_HEADERS header (checked on every request, cached plan or not). */
+export function refuseHeaders(headers: Headers): void {
+  for (const name in REFUSED_HEADERS) {
+    if (headers[name] !== undefined) {
+      throw new GatewayError('invalid_header', `Header ${name} is not supported: ${REFUSED_HEADERS[name]}.`, { param: name });
+    }
+  }
+}
+
 /** Per-request settings that are not config fields. */
 export const REQUEST_HEADERS = {
   traceId: 'x-gateway-trace-id',

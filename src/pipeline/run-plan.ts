@@ -10,6 +10,7 @@ import { compileQuery } from '../plan/query.js';
 import type { PlanNode, StrategyNode, TargetNode } from '../plan/types.js';
 import { nodeIdentity, routesOnMetadata, targetIdentity } from '../plan/identity.js';
 import { withCache } from '../operators/cache.js';
+import { strictOpenAI } from '../operators/strict-openai.js';
 import { cacheKeys } from '../cache/key.js';
 import type { NodeSettings } from '../plan/types.js';
 import type { BreakerPolicy } from '../state/breaker-store.js';
@@ -127,6 +128,15 @@ export class PlanRunner {
         breaker(guarded(ctx), () => {
           ctx.failed = refused;
         });
+    }
+    if (node.settings.strict_vendor_compliance === true) {
+      // Only OpenAI's fields leave this target; one operator per endpoint and mode, made on first use.
+      const strict: Partial<Record<string, ReturnType<typeof strictOpenAI>>> = {};
+      const inner = run;
+      run = (ctx) => {
+        const { endpoint, stream } = ctx.request;
+        return inner(ctx).pipe((strict[`${endpoint}:${stream}`] ??= strictOpenAI(endpoint, stream)));
+      };
     }
     return run;
   }

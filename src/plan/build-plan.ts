@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Config } from '../config/schema.js';
 import { satisfiesRequiredKeySet } from '../config/schema.js';
-import { PROVIDER_FIELD_NAMES } from '../config/provider-fields.js';
+import { fieldsNotAccepted, PROVIDER_FIELD_NAMES, type ProviderFields } from '../config/provider-fields.js';
 import type { VirtualKey } from '../config/bootstrap.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { Target } from '../providers/types.js';
@@ -24,7 +24,68 @@ const OWN_TARGET_FIELDS: ReadonlySet<string> = new Set(['api_key', 'custom_host'
 /** Provider fields (from their field groups) that describe how to reach a provider; kept on the target, never inherited. */
 const EXTRA_FIELDS = PROVIDER_FIELD_NAMES.filter((f) => !OWN_TARGET_FIELDS.has(f));
 
-function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: PlanDeps): Target {
+/**
+ * Where the root's fields came from when loose headers set them: field → header name, so that an
+ * error about such a field names the header the client sent rather than a config path it never wrote.
+ */
+export type HeaderFields = ReadonlyMap<string, string>;
+
+/** Provider fields a strategy node may carry: `custom_host` is an inherited setting, `api_key` comes from `Authorization`. */
+const STRATEGY_PROVIDER_FIELDS: ReadonlySet<string> = new Set(['api_key', 'custom_host']);
+
+/** `config.targets[1].x` → `['config', 'targets', 1, 'x']` (an issue's path). */
+function pathOf(param: string): (string | number)[] {
+  return param.split(/\.|(?=\[)/).map((p) => (/^\[\d+\]$/.test(p) ? Number(p.slice(1, -1)) : p));
+}
+
+function notUsed(field: string, param: string, why: string): GatewayError {
+  return new GatewayError('invalid_config', `${param}: ${why}; the field is refused rather than ignored.`, {
+    param,
+    issues: [{ path: pathOf(param), message: `${field} is not used here`, code: 'unrecognized_keys' }],
+  });
+}
+
+/**
+ * A provider field the chosen provider does not use is a 400 naming it (config path, bootstrap path of
+ * a virtual key's field, or the header that set it), never a field silently dropped: a request that
+ * went out without the credential the client thought it gave is worse than a clear refusal.
+ */
+function refuseUnusedFields(
+  id: string,
+  accepted: ProviderFields,
+  cfg: Config,
+  vk: VirtualKey | undefined,
+  vkId: string | undefined,
+  path: string,
+  headerFields: HeaderFields | undefined,
+): void {
+  const uses = `it uses ${[...accepted.names].join(', ')}`;
+  const own = fieldsNotAccepted(accepted, cfg as Record<string, unknown>);
+  if (own.length > 0) {
+    const f = own[0]!;
+    const header = headerFields?.get(f);
+    const param = header ?? `${path}.${f}`;
+    throw notUsed(f, param, `provider "${id}" does not use ${header ? `${f} (set by header ${header})` : f}; ${uses}`);
+  }
+  if (vk) {
+    const fromKey = fieldsNotAccepted(accepted, vk as Record<string, unknown>);
+    if (fromKey.length > 0) {
+      const f = fromKey[0]!;
+      throw notUsed(f, `virtual_keys.${vkId}.${f}`, `virtual key "${vkId}" (used by ${path}) sets ${f}, which provider "${id}" does not use; ${uses}`);
+    }
+  }
+}
+
+/** A strategy node reaches no provider itself, and provider fields are never inherited: one set there would be ignored. */
+function refuseStrategyFields(cfg: Config, path: string, headerFields: HeaderFields | undefined): void {
+  for (const f of PROVIDER_FIELD_NAMES) {
+    if (STRATEGY_PROVIDER_FIELDS.has(f) || (cfg as Record<string, unknown>)[f] === undefined) continue;
+    const header = headerFields?.get(f);
+    throw notUsed(f, header ?? `${path}.${f}`, `${path} has a strategy, and provider fields such as ${f} are not inherited by its targets: set it on the target that uses it`);
+  }
+}
+
+function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: PlanDeps, headerFields: HeaderFields | undefined): Target {
   let vkId = cfg.virtual_key;
   let providerName = cfg.provider;
   // `@slug` names a stored credential (the catalog) when one has that id, else a provider.
@@ -34,7 +95,8 @@ function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: 
   }
   let vk: VirtualKey | undefined;
   if (vkId) {
-    vk = deps.virtualKeys.get(vkId.startsWith('@') ? vkId.slice(1) : vkId)?.value;
+    if (vkId.startsWith('@')) vkId = vkId.slice(1);
+    vk = deps.virtualKeys.get(vkId)?.value;
     if (!vk) throw new GatewayError('virtual_key_not_found', `No virtual key has the id "${vkId}".`, { param: `${path}.virtual_key` });
   }
   const name = providerName ?? vk?.provider;
@@ -44,7 +106,11 @@ function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: 
     });
   }
   const provider = deps.registry.get(name, `${path}.provider`);
-  const customHost = cfg.custom_host ?? vk?.custom_host ?? settings.custom_host;
+  const accepted = provider.descriptor.fields;
+  refuseUnusedFields(provider.descriptor.id, accepted, cfg, vk, vkId, path, headerFields);
+  // An inherited custom_host is a setting of the level above: it reaches only providers that take one.
+  const inherited = accepted.names.has('custom_host') ? settings.custom_host : undefined;
+  const customHost = cfg.custom_host ?? vk?.custom_host ?? inherited;
   if (customHost !== undefined) deps.hostGuard.checkUrl(customHost);
   const target: Target = { provider: provider.descriptor.id };
   const apiKey = cfg.api_key ?? vk?.api_key;
@@ -81,24 +147,25 @@ function refuseUnsupported(cfg: Config, path: string): void {
   }
 }
 
-function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, isRoot: boolean): PlanNode {
+function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, isRoot: boolean, headerFields?: HeaderFields): PlanNode {
   refuseUnsupported(cfg, path);
   const settings = inherit(parent, cfg as Partial<Record<keyof NodeSettings, unknown>>);
   if (!isRoot && !satisfiesRequiredKeySet({ ...cfg, ...settings })) {
     throw new GatewayError('invalid_config', `${path} satisfies none of the required key sets.`, {
       param: path,
-      issues: [{ path: path.split(/\.|(?=\[)/).map((p) => (/^\[\d+\]$/.test(p) ? Number(p.slice(1, -1)) : p)), message: 'needs provider with api_key, virtual_key, strategy with targets, ...' }],
+      issues: [{ path: pathOf(path), message: 'needs provider with api_key, virtual_key, strategy with targets, ...' }],
     });
   }
   const weight = cfg.weight ?? 1;
   const declares = STAGE_SETTINGS.filter((k) => (cfg as Record<string, unknown>)[k] !== undefined) as StageSetting[];
   const mode = cfg.strategy?.mode;
   if (!mode || (mode === 'single' && !cfg.targets)) {
-    const target = resolveTarget(cfg, settings, path, deps);
+    const target = resolveTarget(cfg, settings, path, deps, headerFields);
     const node: TargetNode = { kind: 'target', path, weight, settings, declares, target, id: cfg.name ?? path };
     if (cfg.name !== undefined) node.name = cfg.name;
     return node;
   }
+  refuseStrategyFields(cfg, path, headerFields);
   const strategy = cfg.strategy!;
   const children = (cfg.targets ?? []).map((t, i) => build(t, settings, `${path}.targets[${i}]`, deps, false));
   const node: StrategyNode = { kind: mode, path, weight, settings, declares, children };
@@ -126,7 +193,10 @@ function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, 
   return node;
 }
 
-/** A validated config → the plan tree, inheritance applied, every target resolved. Pure but for lookups. */
-export function buildPlan(config: Config, deps: PlanDeps, rootPath = 'config'): PlanNode {
-  return build(config, {}, rootPath, deps, true);
+/**
+ * A validated config → the plan tree, inheritance applied, every target resolved. Pure but for lookups.
+ * `headerFields` says which of the root's fields loose headers set (errors then name the header).
+ */
+export function buildPlan(config: Config, deps: PlanDeps, rootPath = 'config', headerFields?: HeaderFields): PlanNode {
+  return build(config, {}, rootPath, deps, true, headerFields);
 }

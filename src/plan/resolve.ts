@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { buildPlan, type PlanDeps } from './build-plan.js';
 import type { PlanNode } from './types.js';
-import { bearerToken, CONFIG_HEADERS, configFromHeaders, headerValue, REQUEST_HEADERS, type Headers } from '../config/headers.js';
+import { bearerToken, CONFIG_HEADERS, configFromHeaders, headerValue, refuseHeaders, REQUEST_HEADERS, type Headers } from '../config/headers.js';
 import { parseConfig, satisfiesRequiredKeySet, type Config } from '../config/schema.js';
 import type { VirtualKey } from '../config/bootstrap.js';
 import type { Versioned, VersionedLookup } from '../state/versioned-store.js';
@@ -102,6 +102,7 @@ export class ConfigResolver {
   }
 
   resolve(headers: Headers): PlanNode {
+    refuseHeaders(headers);
     const key = planKey(headers);
     const hit = this.cache.get(key);
     if (hit !== undefined && this.current(hit)) return hit.plan;
@@ -166,9 +167,18 @@ export class ConfigResolver {
     }
     if (!base && !loose) throw new GatewayError('missing_provider');
     const merged: Record<string, unknown> = { ...loose, ...base };
-    // The bearer token is the provider credential when the root names a provider and no credential.
+    // The bearer token is the provider credential when the root names a provider that takes a key and
+    // no credential is given (a provider that signs with other fields leaves Authorization alone).
     if (merged.provider !== undefined && merged.api_key === undefined && merged.virtual_key === undefined && bearer) {
-      merged.api_key = bearer;
+      const named = typeof merged.provider === 'string' ? this.deps.registry.find(merged.provider) : undefined;
+      if (!named || named.descriptor.fields.names.has('api_key')) merged.api_key = bearer;
+    }
+    // Root fields set by loose headers (not by the config): errors about them name the header.
+    let headerFields: Map<string, string> | undefined;
+    if (loose) {
+      for (const [header, field] of CONFIG_HEADERS) {
+        if (loose[field] !== undefined && base?.[field] === undefined) (headerFields ??= new Map()).set(field, header);
+      }
     }
     let config: Config;
     try {
@@ -191,7 +201,7 @@ export class ConfigResolver {
         return e;
       },
     };
-    const plan = buildPlan(config, { ...this.deps, virtualKeys: recording });
+    const plan = buildPlan(config, { ...this.deps, virtualKeys: recording }, 'config', headerFields);
     return { plan, configId, configVersion, keyIds, keyVersions, seenKeys, seenConfigs };
   }
 }

@@ -33,7 +33,7 @@ export class ProviderRegistry {
 
   get(name: string, param = 'provider'): Provider {
     const p = this.find(name);
-    if (!p) throw new GatewayError('unknown_provider', `Unknown provider "${name}".`, { param });
+    if (!p) throw new GatewayError('unknown_provider', `Unknown provider "${name}". Known providers: ${this.ids().join(', ')}.`, { param });
     return p;
   }
 

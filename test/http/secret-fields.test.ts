@@ -47,7 +47,8 @@ describe('sluice plan redaction', () => {
   };
 
   for (const p of providers) {
-    it.each(SECRETS)(`${p.descriptor.id}: %s is printed as [redacted]`, (field) => {
+    const own = SECRETS.filter((f) => p.descriptor.fields.names.has(f));
+    it.each(own)(`${p.descriptor.id}: %s is printed as [redacted]`, (field) => {
       const config = parseConfig({ provider: p.descriptor.id, custom_host: 'https://llm.example.com/v1', [field]: secretValue(field) });
       const tree = buildPlan(config, deps);
       const printed = JSON.stringify(tree, redactSecretFields, 2);
@@ -55,14 +56,34 @@ describe('sluice plan redaction', () => {
       const target = JSON.parse(printed).target;
       expect(target[field] ?? target.extra[field]).toBe('[redacted]');
     });
+    const foreign = SECRETS.filter((f) => !p.descriptor.fields.names.has(f));
+    if (foreign.length > 0) {
+      it.each(foreign)(`${p.descriptor.id}: %s, which it does not use, is refused without echoing it`, (field) => {
+        const config = parseConfig({ provider: p.descriptor.id, custom_host: 'https://llm.example.com/v1', [field]: secretValue(field) });
+        let err: (Error & { param?: string; issues?: unknown }) | undefined;
+        try {
+          buildPlan(config, deps);
+        } catch (e) {
+          err = e as Error;
+        }
+        expect(err?.param).toBe(`config.${field}`);
+        expect(JSON.stringify({ m: err?.message, i: err?.issues })).not.toContain(MARK);
+      });
+    }
   }
 
   it('the CLI prints none of them, all set at once', () => {
-    const config = Object.fromEntries([['provider', 'openai'], ...SECRETS.map((f) => [f, secretValue(f)])]);
+    const openai = providers.find((p) => p.descriptor.id === 'openai')!.descriptor.fields;
+    const config = Object.fromEntries([['provider', 'openai'], ...SECRETS.filter((f) => openai.names.has(f)).map((f) => [f, secretValue(f)])]);
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'plan', JSON.stringify(config)], { encoding: 'utf8', timeout: 30_000 });
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('[redacted]');
     expect(r.stdout).not.toContain(MARK);
+    // Every secret at once: refused (openai uses few of them), and the refusal prints none.
+    const all = Object.fromEntries([['provider', 'openai'], ...SECRETS.map((f) => [f, secretValue(f)])]);
+    const refused = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'plan', JSON.stringify(all)], { encoding: 'utf8', timeout: 30_000 });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stdout + refused.stderr).not.toContain(MARK);
   });
 });
 
@@ -100,10 +121,31 @@ describe('log lines and error messages', () => {
     expect(gw.logText()).not.toContain(MARK);
   }
 
+  /** A 400 naming the field (or its header), with neither the answer nor the log holding the value. */
+  async function refusedWithoutEcho(param: string, headers: Record<string, string>): Promise<void> {
+    const trace = traceId(param);
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: gw.headers({ 'x-gateway-trace-id': trace, ...headers }),
+      body: JSON.stringify(CHAT),
+    });
+    const text = await res.text();
+    expect(res.status).toBe(400);
+    expect(JSON.parse(text).error.param).toBe(param);
+    expect(text).not.toContain(MARK);
+    const line = await logLine(gw, trace);
+    expect(JSON.stringify(line)).not.toContain(MARK);
+    expect(gw.logText()).not.toContain(MARK);
+  }
+
+  // The fake speaks OpenAI: the echo path runs for the fields openai uses; the others are refused.
+  const openaiFields = providers.find((p) => p.descriptor.id === 'openai')!.descriptor.fields.names;
+
   it.each(SECRETS)('%s set in x-gateway-config', async (field) => {
     const value = secretValue(field);
     const config = { provider: 'openai', custom_host: fake.baseUrl, api_key: field === 'api_key' ? value : 'sk-plain-key', [field]: value };
-    await failWithEcho(field, { 'x-gateway-config': JSON.stringify(config) }, value);
+    if (openaiFields.has(field)) await failWithEcho(field, { 'x-gateway-config': JSON.stringify(config) }, value);
+    else await refusedWithoutEcho(`config.${field}`, { 'x-gateway-config': JSON.stringify(config) });
   });
 
   const withHeader = SECRETS.flatMap((f) => {
@@ -123,7 +165,8 @@ describe('log lines and error messages', () => {
       authorization: 'Bearer sk-plain-key',
       [header]: value,
     };
-    await failWithEcho(field, headers, value);
+    if (openaiFields.has(field)) await failWithEcho(field, headers, value);
+    else await refusedWithoutEcho(header, headers);
   });
 
   it('Authorization (the api_key) is redacted too', async () => {

@@ -5,6 +5,8 @@ import { GatewayError } from '../../src/errors/gateway-error.js';
 import { buildPlan, type PlanDeps } from '../../src/plan/build-plan.js';
 import type { PlanNode, StrategyNode, TargetNode } from '../../src/plan/types.js';
 import { ProviderRegistry, defaultProviders } from '../../src/providers/registry.js';
+import { openAICompatible } from '../../src/providers/openai-compatible/index.js';
+import { providerFields } from '../../src/config/provider-fields.js';
 import { HostGuard } from '../../src/security/host-guard.js';
 import { MemoryVersionedStore } from '../../src/state/memory/versioned-store.js';
 
@@ -365,7 +367,7 @@ describe('buildPlan: plans', () => {
             },
             "target": {
               "custom_host": "https://gpu.example.com/v1",
-              "provider": "openai-compatible",
+              "provider": "ollama",
             },
             "weight": 1,
           },
@@ -402,7 +404,13 @@ describe('buildPlan: plans', () => {
   });
 
   it('keeps provider-specific fields in target.extra', () => {
-    const t = plan({ provider: 'openai', api_key: 'sk-fake', api_version: '2024-06-01', resource_name: 'res' }) as TargetNode;
+    // A provider that takes the deployment fields (openai does not: for it they are a 400).
+    const withDeployment = new ProviderRegistry([
+      ...defaultProviders(),
+      openAICompatible({ id: 'deployed', baseUrl: 'https://deployed.example.com/v1', paths: { chat: '/chat/completions' }, auth: { header: 'api-key' }, fields: providerFields('api_key', 'deployment') }),
+    ]);
+    const config = parseConfig({ provider: 'deployed', api_key: 'sk-fake', api_version: '2024-06-01', resource_name: 'res' });
+    const t = buildPlan(config, { ...deps, registry: withDeployment }) as TargetNode;
     expect(t.target.extra).toEqual({ api_version: '2024-06-01', resource_name: 'res' });
   });
 
@@ -517,7 +525,7 @@ describe('buildPlan: errors', () => {
   it('custom_host to a trusted private address is allowed', () => {
     const trusting: PlanDeps = { ...deps, hostGuard: new HostGuard({ trusted: ['10.0.0.0/8'] }) };
     const t = buildPlan(parseConfig({ provider: 'vllm', custom_host: 'http://10.0.0.1:8000/v1' }), trusting) as TargetNode;
-    expect(t.target).toEqual({ provider: 'openai-compatible', custom_host: 'http://10.0.0.1:8000/v1' });
+    expect(t.target).toEqual({ provider: 'vllm', custom_host: 'http://10.0.0.1:8000/v1' });
   });
 });
 

@@ -25,6 +25,8 @@ const descriptor = (id: string): ProviderDescriptor => {
 };
 const OPENAI = descriptor('openai');
 const GROQ = descriptor('groq');
+/** A host the gateway does not ask for stream usage. */
+const OPENROUTER = descriptor('openrouter');
 
 const chatBody = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
 
@@ -148,8 +150,8 @@ describe('toOpenAICompatible', () => {
 
   it('does not inject stream_options for a descriptor without injectStreamUsage, nor on non-stream requests', () => {
     const body = { ...chatBody, stream: true };
-    const groq = toOpenAICompatible(GROQ, request({ stream: true, body }), target(), 'https://api.groq.com/openai/v1');
-    expect(JSON.parse(groq.body!)).not.toHaveProperty('stream_options');
+    const plain = toOpenAICompatible(OPENROUTER, request({ stream: true, body }), target(), 'https://openrouter.ai/api/v1');
+    expect(JSON.parse(plain.body!)).not.toHaveProperty('stream_options');
     const nonStream = toOpenAICompatible(OPENAI, request(), target(), 'https://api.openai.com/v1');
     expect(JSON.parse(nonStream.body!)).not.toHaveProperty('stream_options');
     expect(nonStream.headers).not.toHaveProperty('accept');
@@ -359,7 +361,7 @@ describe('openAIStreamStart', () => {
 
   it('goes through the provider built from a descriptor', () => {
     expect(openAICompatible(OPENAI).streamStart(streamRequest())).toEqual({ hideUsageChunk: true, done: false });
-    expect(openAICompatible(GROQ).streamStart(streamRequest())).toEqual({ hideUsageChunk: false, done: false });
+    expect(openAICompatible(OPENROUTER).streamStart(streamRequest())).toEqual({ hideUsageChunk: false, done: false });
   });
 });
 
@@ -450,8 +452,8 @@ describe('ProviderRegistry', () => {
     ['@openai', 'openai'],
     ['OpenAI', 'openai'],
     ['@OPENAI', 'openai'],
-    ['vllm', 'openai-compatible'],
-    ['ollama', 'openai-compatible'],
+    ['vllm', 'vllm'],
+    ['ollama', 'ollama'],
     ['custom', 'openai-compatible'],
     ['together-ai', 'together'],
     ['@fireworks-ai', 'fireworks'],
@@ -494,7 +496,7 @@ describe('ProviderRegistry', () => {
   });
 
   it('applies an override given under an alias or another spelling to the provider', () => {
-    const over = new ProviderRegistry(defaultProviders(), { vllm: 'http://vllm.example/v1', '@OpenAI': 'http://proxy.example/v1' });
+    const over = new ProviderRegistry(defaultProviders(), { custom: 'http://vllm.example/v1', '@OpenAI': 'http://proxy.example/v1' });
     expect(over.baseUrl(over.get('openai-compatible'), { provider: 'openai-compatible' })).toBe('http://vllm.example/v1');
     expect(over.baseUrl(over.get('openai'), { provider: 'openai' })).toBe('http://proxy.example/v1');
   });

@@ -1,5 +1,7 @@
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { JsonResult, ProviderRequest, StreamChunk, StreamEvent, StreamStep, Usage } from '../types.js';
+import type { OpenAIQuirks } from './descriptors.js';
+import { mapFinishReasons, valueAt } from './quirks.js';
 
 function readUsage(u: unknown): Usage | undefined {
   if (!u || typeof u !== 'object') return undefined;
@@ -15,11 +17,16 @@ function readUsage(u: unknown): Usage | undefined {
     if (typeof d.cache_write_tokens === 'number') details.cache_write_tokens = d.cache_write_tokens;
     if (details.cached_tokens !== undefined || details.cache_write_tokens !== undefined) usage.prompt_tokens_details = details;
   }
+  // Hosts that count cache hits in a field of their own (DeepSeek's prompt_cache_hit_tokens).
+  if (usage.prompt_tokens_details?.cached_tokens === undefined && typeof o.prompt_cache_hit_tokens === 'number') {
+    usage.prompt_tokens_details = { ...usage.prompt_tokens_details, cached_tokens: o.prompt_cache_hit_tokens };
+  }
   return usage;
 }
 
-/** 2xx JSON body → result. The text is parsed once; it is sent back verbatim. */
-export function fromOpenAIJson(_req: ProviderRequest, text: string): JsonResult {
+/** 2xx JSON body → result. The text is parsed once; it is sent back verbatim (finish reasons mapped when the host has its own). */
+export function fromOpenAIJson(_req: ProviderRequest, text: string, quirks?: OpenAIQuirks): JsonResult {
+  if (quirks?.finishReasons) text = mapFinishReasons(text, quirks.finishReasons);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -78,11 +85,27 @@ export interface OpenAIStreamState {
   /** The client did not ask for usage; we asked, so the usage-only chunk is hidden. */
   hideUsageChunk: boolean;
   done: boolean;
+  /** The host's quirks that shape its chunks (other places for usage, its own finish reasons). */
+  quirks?: OpenAIQuirks;
 }
 
-export function openAIStreamStart(req: ProviderRequest, injected: boolean): OpenAIStreamState {
+export function openAIStreamStart(req: ProviderRequest, injected: boolean, quirks?: OpenAIQuirks): OpenAIStreamState {
   const opts = req.body?.stream_options as { include_usage?: boolean } | null | undefined;
-  return { hideUsageChunk: injected && opts == null, done: false };
+  const state: OpenAIStreamState = { hideUsageChunk: injected && opts == null, done: false };
+  if (quirks && (quirks.usageAt || quirks.finishReasons)) state.quirks = quirks;
+  return state;
+}
+
+/** Usage in a chunk: its `usage` (on any chunk, not only a `choices: []` one), else where the host's quirks say. */
+function chunkUsage(parsed: Record<string, unknown>, quirks: OpenAIQuirks | undefined): Usage | undefined {
+  if (parsed.usage) return readUsage(parsed.usage);
+  if (quirks?.usageAt) {
+    for (const path of quirks.usageAt) {
+      const u = valueAt(parsed, path);
+      if (u) return readUsage(u);
+    }
+  }
+  return undefined;
 }
 
 /** One upstream stream event → chunks for the client. Pure reducer. */
@@ -105,13 +128,15 @@ export function fromOpenAIStreamEvent(state: OpenAIStreamState, ev: StreamEvent)
     throw new GatewayError('upstream_invalid_response', 'The provider sent a stream event that is not a JSON object.');
   }
   if ('error' in parsed && parsed.error) throw streamError();
-  const usage = parsed.usage ? readUsage(parsed.usage) : undefined;
+  const quirks = state.quirks;
+  const usage = chunkUsage(parsed, quirks);
   const choices = parsed.choices as unknown[] | undefined;
   if (usage && state.hideUsageChunk && Array.isArray(choices) && choices.length === 0) {
     // The usage-only chunk we asked for: keep the numbers, do not show the chunk.
     return { state, chunks: [{ data: '', usage }] };
   }
-  const chunk: StreamChunk = usage ? { data, usage } : { data };
+  const out = quirks?.finishReasons ? mapFinishReasons(data, quirks.finishReasons) : data;
+  const chunk: StreamChunk = usage ? { data: out, usage } : { data: out };
   return { state, chunks: [chunk] };
 }
 

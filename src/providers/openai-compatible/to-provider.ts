@@ -1,4 +1,6 @@
-import type { ProviderDescriptor, ProviderRequest, Target, UpstreamRequest } from '../types.js';
+import type { ProviderRequest, Target, UpstreamRequest } from '../types.js';
+import type { OpenAICompatibleDescriptor } from './descriptors.js';
+import { applyRequestQuirks } from './quirks.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 
 /** Split a base URL once into origin and path prefix (cached: base URLs are few). */
@@ -24,7 +26,7 @@ export const NEVER_FORWARDED: ReadonlySet<string> = new Set([
 
 /** OpenAI-shaped request → OpenAI-compatible upstream request. Pure. */
 export function toOpenAICompatible(
-  descriptor: ProviderDescriptor,
+  descriptor: OpenAICompatibleDescriptor,
   req: ProviderRequest,
   target: Target,
   baseUrl: string,
@@ -59,6 +61,7 @@ export function toOpenAICompatible(
     if (req.stream && descriptor.injectStreamUsage && payload.stream_options == null) {
       payload = { ...payload, stream_options: { include_usage: true } };
     }
+    payload = applyRequestQuirks(payload, descriptor.quirks);
     body = JSON.stringify(payload);
   }
   if (req.stream) headers.accept = 'text/event-stream';
