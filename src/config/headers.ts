@@ -43,12 +43,10 @@ export const CONFIG_HEADERS: readonly (readonly [header: string, field: string, 
 
 /**
  * Headers the interface spec names that set no config field here: refused with a 400 naming the
- * header rather than ignored. Cloud A's model name has no config key (the deployment decides the
- * model; `override_params.model` sets the body's), and cloud C's request type selects nothing this
- * gateway does differently (Gemini chat is the one request type it sends).
+ * header rather than ignored. Cloud C's request type selects nothing this gateway does differently
+ * (Gemini chat is the one request type it sends). (Cloud A's model name fills `model_name`.)
  */
 export const REFUSED_HEADERS: Readonly<Record<string, string>> = {
-  'x-gateway-cloud-a-model-name': 'the deployment decides the model; set override_params.model to change the body\'s model',
   'x-cloud-c-llm-request-type': 'this gateway sends one request type to cloud C (chat), so there is nothing to select',
 };
 
