@@ -19,6 +19,7 @@ import { createStores, type Stores } from './state/stores.js';
 import { embedLocal } from './cache/local-embedder.js';
 import { providerEmbedder } from './pipeline/provider-embedder.js';
 import type { PipelineDeps } from './pipeline/context.js';
+import { createEgressFetch } from './upstream/egress.js';
 
 export interface GatewayInit {
   options: ServerOptions;
@@ -92,6 +93,9 @@ export function createGateway(init: GatewayInit): Gateway {
     pipelining: 1,
   };
   const dispatchers = { trusted: new Agent(agentOptions), guarded: createGuardedAgent(hostGuard, agentOptions) };
+  // What providers' prepare steps fetch (token endpoints) goes through the same pools and host guard.
+  const trustedEgress = registry.ids().flatMap((id) => registry.get(id).descriptor.trustedEgress ?? []);
+  const egressFetch = createEgressFetch(dispatchers, hostGuard, trustedEgress);
 
   const planDeps: PlanDeps = {
     virtualKeys: new Map(Object.entries(bootstrap?.virtual_keys ?? {})),
@@ -159,6 +163,7 @@ export function createGateway(init: GatewayInit): Gateway {
       requestBudgetMs: options['request-budget'],
       now: init.now ?? (() => performance.timeOrigin + performance.now()),
       random: init.random ?? Math.random,
+      fetch: egressFetch,
     }),
     metrics: telemetry.registry,
     apiKeys,

@@ -1,6 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { OPENAI_COMPATIBLE } from './openai-compatible/descriptors.js';
 import { openAICompatible } from './openai-compatible/index.js';
+import { vertexAI } from './vertex-ai/index.js';
 import type { Provider, Target } from './types.js';
 
 /** Providers by id and alias, and the base URL each target resolves to. */
@@ -51,5 +52,8 @@ export class ProviderRegistry {
 }
 
 export function defaultProviders(): Provider[] {
-  return OPENAI_COMPATIBLE.map((d) => openAICompatible(d) as Provider);
+  return [
+    ...OPENAI_COMPATIBLE.map((d) => openAICompatible(d) as Provider),
+    vertexAI() as Provider,
+  ];
 }
