@@ -5,7 +5,7 @@
  *
  * - `POST /token`: the service-account JWT-bearer exchange. The assertion is VERIFIED: RS256 signature
  *   against the service account's public key (an RSA pair generated in memory at start; no key on
- *   disk), `kid`, `iss` = client_email, `aud` = token_uri, `scope` = cloud-platform, iat/exp against
+ *   disk), `kid`, `iss` = client_email, `aud` = the URL it was sent to (the token_uri), `scope` = cloud-platform, iat/exp against
  *   the fake's clock, lifetime at most 3600 s. Answers `{access_token, expires_in, token_type}` or 400
  *   `{error:"invalid_grant", error_description}` as Google does. Exchanges are counted.
  * - `POST /v1/projects/{p}/locations/{r}/publishers/google/models/{m}:generateContent` (and
@@ -162,6 +162,7 @@ export class FakeVertex {
     }
     this.requests.push({ method: req.method ?? '', path: url.pathname, url: req.url ?? '', headers: req.headers, body });
     if (url.pathname === '/token' && req.method === 'POST') return this.token(req, body, res);
+    if (url.pathname === '/token') return this.send(res, { status: 405, json: { error: 'invalid_request' } });
 
     const auth = req.headers.authorization;
     const token = auth?.startsWith('Bearer ') ? auth.slice(7) : undefined;
@@ -223,7 +224,8 @@ export class FakeVertex {
     const sa = this.serviceAccount();
     if (header.kid !== sa.private_key_id) return refuse('Invalid JWT: unknown kid');
     if (claims.iss !== sa.client_email) return refuse('Invalid JWT: iss');
-    if (claims.aud !== sa.token_uri) return refuse('Invalid JWT: aud');
+    // aud is the token endpoint's own URL, the one this exchange was sent to.
+    if (claims.aud !== `${this.baseUrl}${req.url}`) return refuse('Invalid JWT: aud');
     if (claims.scope !== CLOUD_PLATFORM) return refuse('Invalid JWT: scope');
     const nowS = Math.floor(this.now() / 1000);
     if (typeof claims.iat !== 'number' || typeof claims.exp !== 'number') return refuse('Invalid JWT: iat/exp');
