@@ -85,6 +85,19 @@ describe('vertex-ai: the request', () => {
     expect([e.status, e.param]).toEqual([400, 'cloud_c_project_id']);
   });
 
+  it('passes the headers forward_headers names, never a credential or the gateway\'s own', () => {
+    const p = registry.get('vertex-ai');
+    const req: ProviderRequest = {
+      ...request({ messages: [{ role: 'user', content: 'hi' }] }),
+      headers: { 'x-goog-user-project': 'billing-proj', authorization: 'Bearer client', 'x-gateway-api-key': 'gw' },
+      forwardHeaders: ['X-Goog-User-Project', 'authorization', 'x-gateway-api-key'],
+    };
+    const u = p.toProvider(req, target(), registry.baseUrl(p, target()));
+    expect(u.headers['x-goog-user-project']).toBe('billing-proj');
+    expect(u.headers.authorization).toBe('Bearer ya29.plain-token');
+    expect(u.headers['x-gateway-api-key']).toBeUndefined();
+  });
+
   it('answers completions and embeddings with a 400 naming the provider and the endpoint', () => {
     const e = thrown(() => provider.toProvider({ endpoint: 'embeddings', body: {}, stream: false, headers: {} }, target(), 'x'));
     expect(e.code).toBe('unsupported_endpoint');

@@ -274,6 +274,24 @@ export function toGeminiRequest(body: Json): Json {
   return out;
 }
 
+/** Headers forward_headers cannot pass: framing, hop-by-hop, and those the gateway sets itself. */
+const NEVER_FORWARDED = new Set([
+  'host', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length',
+  'content-type', 'accept', 'authorization', 'cookie', 'x-goog-api-key',
+]);
+
+/** The client headers a target's forward_headers names (x-goog-user-project, say). */
+function forwarded(req: ProviderRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of req.forwardHeaders ?? []) {
+    const lower = name.toLowerCase();
+    if (NEVER_FORWARDED.has(lower) || lower.startsWith('x-gateway-') || lower.startsWith('proxy-')) continue;
+    const v = req.headers[lower];
+    if (v !== undefined) out[lower] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
 function extraString(target: Target, field: string): string | undefined {
   const v = target.extra?.[field];
   return typeof v === 'string' && v !== '' ? v : undefined;
@@ -292,7 +310,7 @@ export function toVertex(req: ProviderRequest, target: Target, baseUrl: string):
   const u = new URL(base);
   const origin = u.origin;
   const prefix = u.pathname.replace(/\/+$/, '');
-  const headers: Record<string, string> = {};
+  const headers = forwarded(req);
   const sa = target.extra?.cloud_c_service_account_json as Json | undefined;
   if (!sa) {
     if (target.api_key === undefined) {
