@@ -21,6 +21,19 @@ export function regionalBase(region: string): string {
   return `https://${region}-aiplatform.googleapis.com`;
 }
 
+/** origin and path prefix per (base URL, region): parsed once (base URLs and regions are few). */
+const hosts = new Map<string, { origin: string; prefix: string }>();
+function hostOf(baseUrl: string, region: string, custom: boolean): { origin: string; prefix: string } {
+  const key = `${custom ? 'c' : 'd'}\u0000${baseUrl}\u0000${region}`;
+  let hit = hosts.get(key);
+  if (hit) return hit;
+  const u = new URL(baseUrl === VERTEX_BASE_URL && !custom ? regionalBase(region) : baseUrl.replaceAll('{region}', region));
+  hit = { origin: u.origin, prefix: u.pathname.replace(/\/+$/, '') };
+  if (hosts.size > 1000) hosts.clear();
+  hosts.set(key, hit);
+  return hit;
+}
+
 /** Request fields sent on in another shape (or read by the gateway: stream, stream_options). */
 const TRANSLATED = new Set([
   'model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'stop', 'n',
@@ -306,10 +319,7 @@ export function toVertex(req: ProviderRequest, target: Target, baseUrl: string):
   if (region === undefined || !REGION.test(region)) {
     throw new GatewayError('invalid_config', 'vertex-ai needs cloud_c_region: a region such as us-central1, global, us or eu.', { param: 'cloud_c_region' });
   }
-  const base = baseUrl === VERTEX_BASE_URL && target.custom_host === undefined ? regionalBase(region) : baseUrl.replaceAll('{region}', region);
-  const u = new URL(base);
-  const origin = u.origin;
-  const prefix = u.pathname.replace(/\/+$/, '');
+  const { origin, prefix } = hostOf(baseUrl, region, target.custom_host !== undefined);
   const headers = forwarded(req);
   const sa = target.extra?.cloud_c_service_account_json as Json | undefined;
   if (!sa) {
@@ -320,8 +330,8 @@ export function toVertex(req: ProviderRequest, target: Target, baseUrl: string):
     }
     headers.authorization = `Bearer ${target.api_key}`;
   }
-  const common = { origin, headers, stream: req.stream, untrustedHost: target.custom_host !== undefined };
-  if (req.endpoint === 'models') return { ...common, method: 'GET', path: prefix + VERTEX_AI.paths.models! };
+  const untrustedHost = target.custom_host !== undefined;
+  if (req.endpoint === 'models') return { origin, path: prefix + VERTEX_AI.paths.models!, method: 'GET', headers, stream: false, untrustedHost };
 
   const project = extraString(target, 'cloud_c_project_id') ?? (typeof sa?.project_id === 'string' ? sa.project_id : undefined);
   if (project === undefined) {
@@ -334,9 +344,12 @@ export function toVertex(req: ProviderRequest, target: Target, baseUrl: string):
   headers['content-type'] = 'application/json';
   if (req.stream) headers.accept = 'text/event-stream';
   return {
-    ...common,
+    origin,
     method: 'POST',
     path: `${prefix}/v1/projects/${encodeURIComponent(project)}/locations/${region}/publishers/google/models/${encodeURIComponent(model)}${method}`,
+    headers,
     body: JSON.stringify(toGeminiRequest(body)),
+    stream: req.stream,
+    untrustedHost,
   };
 }
