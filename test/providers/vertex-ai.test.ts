@@ -414,7 +414,7 @@ describe('vertex-ai: streams', () => {
   it('an error object mid-stream is an error, never a clean end', () => {
     const frames = [...geminiSse([geminiResponse([{ text: 'partial' }])]), `data: ${JSON.stringify(googleError(500, 'INTERNAL', 'Internal error encountered.').json)}\n\n`];
     const e = thrown(() => run(frames));
-    expect([e.code, e.message, e.upstreamCode]).toEqual(['upstream_error', 'Internal error encountered.', 'INTERNAL']);
+    expect([e.code, e.status, e.message, e.upstreamCode]).toEqual(['upstream_error', 500, 'Internal error encountered.', 'INTERNAL']);
   });
 
   it('a body that ends before any finishReason was cut: stream_interrupted', () => {

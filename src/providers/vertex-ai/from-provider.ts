@@ -230,8 +230,10 @@ function chunk(state: VertexStreamState, choice: string): StreamChunk {
 export function fromVertexStreamEvent(prev: VertexStreamState, ev: StreamEvent): StreamStep<VertexStreamState> {
   const body = parseObject(ev.data, 'a stream event');
   if (body.error) {
-    const e = fromVertexError(502, JSON.stringify({ error: body.error }), {});
-    throw new GatewayError('upstream_error', e.message, { status: 502, upstreamCode: e.upstreamCode });
+    // Its own code is the status when nothing was sent yet (a started stream ends with an error event).
+    const code = (body.error as Json).code;
+    const status = typeof code === 'number' && code >= 400 && code <= 599 ? code : 502;
+    throw fromVertexError(status, JSON.stringify({ error: body.error }), {});
   }
   const state: VertexStreamState = { ...prev, candidates: prev.candidates.slice() };
   if (state.head === '') {
