@@ -35,8 +35,12 @@ const sent = (body: Record<string, unknown>): any => JSON.parse(upstream(body).b
 
 // ---------------------------------------------------------------------------------------------
 describe('vertex-ai: the request', () => {
-  it('is known as vertex-ai and @vertex', () => {
-    expect(registry.get('@vertex').descriptor.id).toBe('vertex-ai');
+  it('is known as vertex-ai and @vertex; it accepts a key, custom_host and the cloud_c fields only', () => {
+    const d = registry.get('@vertex').descriptor;
+    expect(d.id).toBe('vertex-ai');
+    expect(d.fields.groups).toEqual(['api_key', 'custom_host', 'cloud_c']);
+    expect(d.fields.schema.safeParse({ cloud_c_region: 'r', cloud_c_service_account_json: {} }).success).toBe(true);
+    expect(d.fields.schema.safeParse({ cloud_b_region: 'us-east-1' }).success).toBe(false);
   });
 
   it('goes to the regional host, the project and model in the path, the token as Bearer', () => {
