@@ -13,6 +13,8 @@ import { FakeClock } from '../helpers/clock.js';
 import { post } from '../helpers/http.js';
 import { parseSse } from '../helpers/sse.js';
 import { FakeVertex, geminiResponse, geminiSse, googleError } from '../fakes/vertex-server.js';
+import { FakeOpenAI, openAIError } from '../fakes/openai-server.js';
+import { metricSum, scrape } from '../cache-http/_http.js';
 
 const clock = new FakeClock();
 let fake: FakeVertex;
@@ -190,6 +192,25 @@ describe('vertex-ai through the gateway with the openai SDK', () => {
     expect(frames.some((f) => f.data === '[DONE]')).toBe(false);
     expect(frames.at(-1)!.event).toBe('error');
     expect(frames.filter((f) => f.event === undefined).map((f) => JSON.parse(f.data).choices[0].delta.content).join('')).toBe('partial more');
+  });
+
+  it('a fallback from a failing OpenAI target reaches Vertex; /metrics labels carry the provider', async () => {
+    const openai = await FakeOpenAI.start();
+    try {
+      openai.enqueue('/v1/chat/completions', openAIError(503, 'overloaded'));
+      const cfg = { strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', api_key: 'sk-x', custom_host: openai.baseUrl }, saConfig()] };
+      const { data, response } = await sdk({ 'x-gateway-config': JSON.stringify(cfg) })
+        .chat.completions.create({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'fall' }] })
+        .withResponse();
+      expect(data.choices[0]!.message.content).toBe('echo: fall');
+      expect(response.headers.get('x-gateway-provider')).toBe('vertex-ai');
+      expect(response.headers.get('x-gateway-target')).toBe('config.targets[1]');
+      const samples = await scrape(gw.url);
+      expect(metricSum(samples, 'sluice_target_requests_total', { provider: 'vertex-ai', target: 'config.targets[1]' })).toBeGreaterThan(0);
+      expect(metricSum(samples, 'gen_ai_client_token_usage_total', { gen_ai_system: 'vertex-ai' })).toBeGreaterThan(0);
+    } finally {
+      await openai.close();
+    }
   });
 
   it('a semantic cache in front of Vertex answers a similar prompt without calling it', async () => {
