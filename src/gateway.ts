@@ -22,6 +22,7 @@ import type { HotRoute } from './http/router.js';
 import { embedLocal } from './cache/local-embedder.js';
 import { providerEmbedder } from './pipeline/provider-embedder.js';
 import type { PipelineDeps } from './pipeline/context.js';
+import { createEgressFetch } from './upstream/egress.js';
 
 export interface GatewayInit {
   options: ServerOptions;
@@ -98,6 +99,9 @@ export function createGateway(init: GatewayInit): Gateway {
     pipelining: 1,
   };
   const dispatchers = { trusted: new Agent(agentOptions), guarded: createGuardedAgent(hostGuard, agentOptions) };
+  // What providers' prepare steps fetch (token endpoints) goes through the same pools and host guard.
+  const trustedEgress = registry.ids().flatMap((id) => registry.get(id).descriptor.trustedEgress ?? []);
+  const egressFetch = createEgressFetch(dispatchers, hostGuard, trustedEgress);
 
   const saved = init.savedConfigs ?? loadPipelines(options.pipelines, options.pipelines !== 'pipelines');
   const catalog = memoryCatalog({ apiKeys, virtualKeys: bootstrap?.virtual_keys ?? {}, savedConfigs: saved });
@@ -162,6 +166,7 @@ export function createGateway(init: GatewayInit): Gateway {
       requestBudgetMs: options['request-budget'],
       now: init.now ?? (() => performance.timeOrigin + performance.now()),
       random: init.random ?? Math.random,
+      fetch: egressFetch,
     }),
     metrics: telemetry.registry,
     apiKeys: catalog.apiKeys,

@@ -4,6 +4,7 @@ import { OPENAI_COMPATIBLE } from './openai-compatible/descriptors.js';
 import { openAICompatible } from './openai-compatible/index.js';
 import { azureAI, azureOpenAI } from './azure/index.js';
 import { bedrock } from './bedrock/index.js';
+import { vertexAI } from './vertex-ai/index.js';
 import type { Provider, Target } from './types.js';
 
 /** Providers by id and alias, and the base URL each target resolves to. */
@@ -60,5 +61,6 @@ export function defaultProviders(): Provider[] {
     azureOpenAI() as Provider,
     azureAI() as Provider,
     bedrock() as Provider,
+    vertexAI() as Provider,
   ];
 }

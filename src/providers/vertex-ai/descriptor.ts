@@ -1,0 +1,26 @@
+import { providerFields } from '../../config/provider-fields.js';
+import type { ProviderDescriptor } from '../types.js';
+
+/** Google's default token endpoint (a service account's usual `token_uri`). */
+export const GOOGLE_TOKEN_URI = 'https://oauth2.googleapis.com/token';
+
+/**
+ * The default base URL: `{region}` is filled from `cloud_c_region` (`global` and the `us`/`eu`
+ * multi-regions have hosts of their own). An operator's base-URL override may hold `{region}` too.
+ */
+export const VERTEX_BASE_URL = 'https://{region}-aiplatform.googleapis.com';
+
+/**
+ * Cloud provider C: Gemini on Vertex AI. Paths are below `/v1/projects/{p}/locations/{r}` for chat
+ * (`:generateContent`, `:streamGenerateContent?alt=sse`); the model list is the publisher's.
+ */
+export const VERTEX_AI: ProviderDescriptor = {
+  id: 'vertex-ai',
+  aliases: ['vertex'],
+  baseUrl: VERTEX_BASE_URL,
+  paths: { chat: ':generateContent', models: '/v1beta1/publishers/google/models' },
+  auth: { header: 'authorization', scheme: 'Bearer' },
+  fields: providerFields('api_key', 'custom_host', 'cloud_c'),
+  framing: 'sse',
+  trustedEgress: [new URL(GOOGLE_TOKEN_URI).origin],
+};
