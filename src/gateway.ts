@@ -9,7 +9,7 @@ import { describeGatewayError, loadPipelines, PipelineError } from './config/pip
 import { ConfigResolver } from './plan/resolve.js';
 import type { Config } from './config/schema.js';
 import { createLogger, type Logger } from './util/log.js';
-import { buildPlan, type PlanDeps } from './plan/build-plan.js';
+import { buildPlan, type GuardrailLookup, type PlanDeps } from './plan/build-plan.js';
 import { defaultProviders, ProviderRegistry } from './providers/registry.js';
 import { ApiKeyStore, generateApiKey } from './security/api-keys.js';
 import { createGuardedAgent, HostGuard } from './security/host-guard.js';
@@ -19,6 +19,7 @@ import { createStores, type Stores } from './state/stores.js';
 import { embedLocal } from './cache/local-embedder.js';
 import { providerEmbedder } from './pipeline/provider-embedder.js';
 import type { PipelineDeps } from './pipeline/context.js';
+import { guardrailLookup, GuardrailsService, noChecksKnown, type ValidateChecks } from './management/guardrails.js';
 
 export interface GatewayInit {
   options: ServerOptions;
@@ -29,6 +30,8 @@ export interface GatewayInit {
   logger?: Logger;
   /** Saved configs; when absent they are read from options.pipelines. */
   savedConfigs?: Map<string, Config>;
+  /** Validates a stored guardrail's checks (the check library's validator); default: no check is known. */
+  validateChecks?: ValidateChecks;
 }
 
 export interface Gateway {
@@ -93,10 +96,15 @@ export function createGateway(init: GatewayInit): Gateway {
   };
   const dispatchers = { trusted: new Agent(agentOptions), guarded: createGuardedAgent(hostGuard, agentOptions) };
 
+  let storedGuardrail: GuardrailLookup = () => undefined;
   const planDeps: PlanDeps = {
     virtualKeys: new Map(Object.entries(bootstrap?.virtual_keys ?? {})),
     registry,
     hostGuard,
+    // Stored guardrails, once the stores exist (saved configs are checked before: none is stored
+    // yet). Unscoped for now: scoping a config's guardrail names to the requesting key needs the
+    // resolver to pass the key's scope.
+    guardrails: (idOrSlug, versionId) => storedGuardrail(idOrSlug, versionId),
   };
   const saved = init.savedConfigs ?? loadPipelines(options.pipelines, options.pipelines !== 'pipelines');
   const needKeys: string[] = [];
@@ -129,6 +137,7 @@ export function createGateway(init: GatewayInit): Gateway {
     },
     onRemoteTransition: (id, t) => logger.info({ msg: 'circuit changed on another instance', circuit: id, from: t.from, to: t.to }),
   });
+  storedGuardrail = guardrailLookup(stores.guardrails);
   let pipelineDeps: PipelineDeps | undefined;
   const embeddings = bootstrap?.semantic_cache?.embeddings;
   let embed: (text: string) => Promise<Float32Array> = (text) => Promise.resolve(embedLocal(text));
@@ -162,6 +171,7 @@ export function createGateway(init: GatewayInit): Gateway {
     }),
     metrics: telemetry.registry,
     apiKeys,
+    guardrails: new GuardrailsService(stores.guardrails, init.validateChecks ?? noChecksKnown),
     logger,
     bodyLimitBytes: options['body-limit'],
     isDraining: () => draining,

@@ -4,6 +4,7 @@ import { readOptions } from '../../src/config/options.js';
 import { parseBootstrap, type Bootstrap } from '../../src/config/bootstrap.js';
 import type { Config } from '../../src/config/schema.js';
 import { createLogger } from '../../src/util/log.js';
+import type { ValidateChecks } from '../../src/management/guardrails.js';
 
 export const TEST_KEY = 'sk-test-gateway-key-0123456789';
 
@@ -33,6 +34,8 @@ export interface StartOptions {
   now?: () => number;
   /** The gateway's random source (loadbalance picks, retry jitter); default: Math.random. */
   random?: () => number;
+  /** Validates stored guardrails' checks (POST/PUT /v1/guardrails); default: the gateway's. */
+  validateChecks?: ValidateChecks;
 }
 
 /** An in-process gateway on 127.0.0.1:0 with a captured logger. Trusts 127.0.0.1 unless told otherwise. */
@@ -57,6 +60,7 @@ export async function startGateway(opts: StartOptions = {}): Promise<TestGateway
     savedConfigs: opts.savedConfigs ?? new Map(),
     now: opts.now,
     random: opts.random,
+    validateChecks: opts.validateChecks,
   });
   const addr = await gateway.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${addr.port}`;
