@@ -52,6 +52,7 @@ export const ERROR_CATALOG = {
   upstream_invalid_response: { status: 502, type: 'upstream_error', message: 'The provider returned a response the gateway cannot read.' },
   stream_interrupted: { status: 502, type: 'upstream_error', message: 'The provider stream ended before it was complete.' },
   circuit_open: { status: 503, type: 'server_error', message: 'Every eligible target has an open circuit.' },
+  store_unavailable: { status: 503, type: 'server_error', message: 'The shared store is not reachable; the change was not confirmed. Read it back, then retry.' },
   shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down; retry the request.' },
   upstream_timeout: { status: 504, type: 'timeout_error', message: 'The provider did not answer in time.' },
   internal_error: { status: 500, type: 'server_error', message: 'Internal gateway error.' },

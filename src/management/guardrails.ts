@@ -100,6 +100,16 @@ function badScope(field: 'workspace_id' | 'organisation_id', message: string): G
   });
 }
 
+/** A write the store could not make (Redis unreachable) is a 503 the client may retry, not a 500. */
+async function write<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (e) {
+    if (e instanceof GatewayError) throw e;
+    throw new GatewayError('store_unavailable', undefined, { cause: e });
+  }
+}
+
 /**
  * The guardrails API's logic, over the store port: validation (zod, then the checks through the
  * check library), scoping by the caller's gateway key, and the answers. No HTTP types: the route
@@ -118,7 +128,7 @@ export class GuardrailsService {
   async create(body: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRef> {
     const b = this.parseBody(body);
     const owner = ownerScope(b, callerScope(key));
-    return ref(await this.store.create({ name: b.name, checks: b.checks, actions: b.actions, ...owner }));
+    return ref(await write(() => this.store.create({ name: b.name, checks: b.checks, actions: b.actions, ...owner })));
   }
 
   async list(query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailPage> {
@@ -144,14 +154,14 @@ export class GuardrailsService {
     for (const f of ['workspace_id', 'organisation_id'] as const) {
       if (b[f] !== undefined && b[f] !== current[f]) throw badScope(f, 'a guardrail cannot move to another scope; omit it or give its current value');
     }
-    const r = await this.store.update(current.id, scope, { name: b.name, checks: b.checks, actions: b.actions });
+    const r = await write(() => this.store.update(current.id, scope, { name: b.name, checks: b.checks, actions: b.actions }));
     if (!r) throw notFound(idOrSlug);
     return ref(r);
   }
 
   async delete(idOrSlug: string, query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRef & { object: 'guardrail'; deleted: true }> {
     parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
-    const r = await this.store.delete(idOrSlug, callerScope(key));
+    const r = await write(() => this.store.delete(idOrSlug, callerScope(key)));
     if (!r) throw notFound(idOrSlug);
     return { id: r.id, slug: r.slug, version_id: r.version_id, object: 'guardrail', deleted: true };
   }

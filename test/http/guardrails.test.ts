@@ -279,4 +279,18 @@ describe('guardrails API with --redis: two gateways share the guardrails', () =>
     await gone;
     expect((await call(gw2.url, 'GET', '/v1/guardrails/shared', KEY_A)).status).toBe(404);
   });
+
+  it('Redis down: reads answer from the mirror, writes are 503 store_unavailable', async () => {
+    const kept = await call(gw1.url, 'POST', '/v1/guardrails', KEY_B, body('Kept'));
+    expect(kept.status).toBe(201);
+    await server.stop();
+    const refused = await call(gw1.url, 'POST', '/v1/guardrails', KEY_B, body('Refused'));
+    expect(refused.status).toBe(503);
+    expect(refused.json.error.code).toBe('store_unavailable');
+    expect((await call(gw1.url, 'PUT', '/v1/guardrails/kept', KEY_B, body('Kept 2'))).status).toBe(503);
+    expect((await call(gw1.url, 'DELETE', '/v1/guardrails/kept', KEY_B)).status).toBe(503);
+    const read = await call(gw1.url, 'GET', '/v1/guardrails/kept', KEY_B);
+    expect(read.status).toBe(200);
+    expect(read.json).toMatchObject({ name: 'Kept', version_id: kept.json.version_id });
+  });
 });
