@@ -9,7 +9,7 @@ import { describeGatewayError, loadPipelines, PipelineError } from './config/pip
 import { ConfigResolver } from './plan/resolve.js';
 import type { Config } from './config/schema.js';
 import { createLogger, type Logger } from './util/log.js';
-import { buildPlan, type PlanDeps } from './plan/build-plan.js';
+import { buildPlan, type GuardrailLookup, type PlanDeps } from './plan/build-plan.js';
 import { defaultProviders, ProviderRegistry } from './providers/registry.js';
 import { generateApiKey, type ApiKeyRecord } from './security/api-keys.js';
 import { createGuardedAgent, HostGuard } from './security/host-guard.js';
@@ -23,6 +23,7 @@ import { embedLocal } from './cache/local-embedder.js';
 import { providerEmbedder } from './pipeline/provider-embedder.js';
 import type { PipelineDeps } from './pipeline/context.js';
 import { createEgressFetch } from './upstream/egress.js';
+import { guardrailLookup, GuardrailsService, noChecksKnown, type ValidateChecks } from './management/guardrails.js';
 
 export interface GatewayInit {
   options: ServerOptions;
@@ -35,6 +36,8 @@ export interface GatewayInit {
   savedConfigs?: Map<string, Config>;
   /** More hot routes (method, path pattern, handler) beside the proxied endpoints. */
   routes?: readonly HotRoute[];
+  /** Validates a stored guardrail's checks (the check library's validator); default: no check is known. */
+  validateChecks?: ValidateChecks;
 }
 
 export interface Gateway {
@@ -105,7 +108,16 @@ export function createGateway(init: GatewayInit): Gateway {
 
   const saved = init.savedConfigs ?? loadPipelines(options.pipelines, options.pipelines !== 'pipelines');
   const catalog = memoryCatalog({ apiKeys, virtualKeys: bootstrap?.virtual_keys ?? {}, savedConfigs: saved });
-  const planDeps: PlanDeps = { virtualKeys: catalog.virtualKeys, registry, hostGuard };
+  let storedGuardrail: GuardrailLookup = () => undefined;
+  const planDeps: PlanDeps = {
+    virtualKeys: catalog.virtualKeys,
+    registry,
+    hostGuard,
+    // Stored guardrails, once the stores exist (saved configs are checked before: none is stored
+    // yet). Unscoped for now: scoping a config's guardrail names to the requesting key needs the
+    // resolver to pass the key's scope.
+    guardrails: (idOrSlug, versionId) => storedGuardrail(idOrSlug, versionId),
+  };
   const needKeys: string[] = [];
   for (const [id, cfg] of saved) {
     try {
@@ -136,6 +148,7 @@ export function createGateway(init: GatewayInit): Gateway {
     },
     onRemoteTransition: (id, t) => logger.info({ msg: 'circuit changed on another instance', circuit: id, from: t.from, to: t.to }),
   });
+  storedGuardrail = guardrailLookup(stores.guardrails);
   let pipelineDeps: PipelineDeps | undefined;
   const embeddings = bootstrap?.semantic_cache?.embeddings;
   let embed: (text: string) => Promise<Float32Array> = (text) => Promise.resolve(embedLocal(text));
@@ -170,6 +183,7 @@ export function createGateway(init: GatewayInit): Gateway {
     }),
     metrics: telemetry.registry,
     apiKeys: catalog.apiKeys,
+    guardrails: new GuardrailsService(stores.guardrails, init.validateChecks ?? noChecksKnown),
     logger,
     bodyLimitBytes: options['body-limit'],
     isDraining: () => draining,

@@ -7,6 +7,7 @@ export const ERROR_CATALOG = {
   invalid_json: { status: 400, type: 'invalid_request_error', message: 'The request body is not valid JSON.' },
   invalid_request_body: { status: 400, type: 'invalid_request_error', message: 'The request body is invalid.' },
   invalid_header: { status: 400, type: 'invalid_request_error', message: 'A request header is invalid.' },
+  invalid_query_parameter: { status: 400, type: 'invalid_request_error', message: 'A query parameter is invalid.' },
   invalid_config: { status: 400, type: 'invalid_request_error', message: 'The gateway config is invalid.' },
   missing_provider: {
     status: 400,
@@ -36,6 +37,7 @@ export const ERROR_CATALOG = {
   invalid_gateway_key: { status: 401, type: 'authentication_error', message: 'The x-gateway-api-key is not valid.' },
   config_not_found: { status: 404, type: 'invalid_request_error', message: 'No saved config has this id.' },
   virtual_key_not_found: { status: 404, type: 'invalid_request_error', message: 'No virtual key has this id.' },
+  guardrail_not_found: { status: 404, type: 'invalid_request_error', message: 'No guardrail has this id or slug (in the scope of this gateway key).' },
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'Unknown route.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'The route does not serve this method; Allow lists those it does.' },
   request_timeout: { status: 408, type: 'timeout_error', message: 'The request timed out.' },
@@ -50,6 +52,7 @@ export const ERROR_CATALOG = {
   upstream_invalid_response: { status: 502, type: 'upstream_error', message: 'The provider returned a response the gateway cannot read.' },
   stream_interrupted: { status: 502, type: 'upstream_error', message: 'The provider stream ended before it was complete.' },
   circuit_open: { status: 503, type: 'server_error', message: 'Every eligible target has an open circuit.' },
+  store_unavailable: { status: 503, type: 'server_error', message: 'The shared store is not reachable; the change was not confirmed. Read it back, then retry.' },
   shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down; retry the request.' },
   upstream_timeout: { status: 504, type: 'timeout_error', message: 'The provider did not answer in time.' },
   internal_error: { status: 500, type: 'server_error', message: 'Internal gateway error.' },

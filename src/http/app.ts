@@ -8,6 +8,7 @@ import { sendError } from './errors.js';
 import { Exchange } from './exchange.js';
 import { PROXY_ROUTES } from './routes/index.js';
 import { proxyRoute } from './routes/proxy.js';
+import { guardrailRoutes } from './routes/guardrails.js';
 import { PlanRunner } from '../pipeline/run-plan.js';
 import { Router, type HotRoute, type Params } from './router.js';
 
@@ -70,6 +71,7 @@ function createFrameworkApp(deps: AppDeps): express.Express {
   app.use('/v1', (_req, res, next) => {
     if (authenticated(exchangeOf(res), deps.apiKeys)) next();
   });
+  app.use(guardrailRoutes(deps.guardrails, deps.bodyLimitBytes));
   app.use((req, res) => {
     sendError(exchangeOf(res), new GatewayError('route_not_found', `Unknown route: ${req.method} ${req.path}`));
   });

@@ -5,6 +5,7 @@ import type { Logger } from '../util/log.js';
 import type { PipelineDeps } from '../pipeline/context.js';
 import type { ConfigResolver } from '../plan/resolve.js';
 import type { ApiKeyStore } from '../state/api-key-store.js';
+import type { GuardrailsService } from '../management/guardrails.js';
 import type { Exchange } from './exchange.js';
 
 /** What the edge is built from (by the composition root, src/gateway.ts). */
@@ -12,6 +13,8 @@ export interface AppDeps {
   resolver: ConfigResolver;
   pipeline: PipelineDeps;
   apiKeys: ApiKeyStore;
+  /** The guardrails API's logic (POST/GET/PUT/DELETE /v1/guardrails). */
+  guardrails: GuardrailsService;
   logger: Logger;
   bodyLimitBytes: number;
   metrics: Registry;

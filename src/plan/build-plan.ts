@@ -11,11 +11,22 @@ import { inherit } from './inherit.js';
 import { compileQuery } from './query.js';
 import { STAGE_SETTINGS, type NodeSettings, type PlanNode, type StageSetting, type StrategyNode, type TargetNode } from './types.js';
 
+/**
+ * A stored guardrail by id or slug (the latest version, or the pinned `versionId`): its checks and
+ * whether a failing check denies. Undefined when unknown. Synchronous: plans are built without I/O.
+ */
+export type GuardrailLookup = (
+  idOrSlug: string,
+  versionId?: string,
+) => { checks: { id: string; parameters: Record<string, unknown> }[]; denyOnFail?: boolean; message?: string } | undefined;
+
 export interface PlanDeps {
   /** The virtual-key store (read side); the resolver hands in a view that records what a plan read. */
   virtualKeys: VersionedLookup<VirtualKey>;
   registry: ProviderRegistry;
   hostGuard: HostGuard;
+  /** Stored guardrails, for string entries of input_guardrails / output_guardrails. */
+  guardrails?: GuardrailLookup;
 }
 
 /** Target fields with their own property on Target; every other provider field goes to `extra`. */

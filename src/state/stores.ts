@@ -2,6 +2,9 @@ import type { BreakerStore, Transition } from './breaker-store.js';
 import type { CacheStore } from './cache-store.js';
 import type { StoreObserver } from './store-events.js';
 import type { VectorIndex } from './vector-index.js';
+import type { GuardrailStore } from './guardrail-store.js';
+import { MemoryGuardrailStore } from './memory/guardrail-store.js';
+import { RedisGuardrailStore } from './redis/guardrail-store.js';
 import { MemoryBreakerStore } from './memory/breaker-store.js';
 import { MemoryCacheStore } from './memory/cache-store.js';
 import { MemoryVectorIndex } from './memory/vector-index.js';
@@ -16,6 +19,8 @@ export interface Stores {
   cache: CacheStore;
   vectors: VectorIndex;
   breakers: BreakerStore;
+  /** Stored guardrails (the guardrails API); reads answer from memory (with Redis: a mirror). */
+  guardrails: GuardrailStore;
   /** False while a shared backend is unreachable: caching is skipped (DISABLED), breakers run locally. */
   available(): boolean;
   /** Resolves when the stores can serve; with Redis, rejects (clearly) when it is not reachable in time. */
@@ -38,6 +43,7 @@ export function createStores(o: StoreOptions): Stores {
       cache: new MemoryCacheStore({ maxBytes: o.cacheMaxBytes }),
       vectors: new MemoryVectorIndex(),
       breakers: new MemoryBreakerStore(),
+      guardrails: new MemoryGuardrailStore(),
       available: () => true,
       start: () => Promise.resolve(),
       close: () => Promise.resolve(),
@@ -46,19 +52,22 @@ export function createStores(o: StoreOptions): Stores {
   const conn = createRedis(o.redisUrl, { observer: o.observer, logger: o.logger, connectionName: 'sluice' });
   const vectors = new RedisVectorIndex(conn);
   const breakers = new RedisBreakerStore(conn, o.onRemoteTransition ? { onRemoteTransition: o.onRemoteTransition } : {});
+  const guardrails = new RedisGuardrailStore(conn);
   return {
     kind: 'redis',
     cache: new RedisCacheStore(conn),
     vectors,
     breakers,
+    guardrails,
     available: () => conn.available(),
     async start(timeoutMs) {
       await conn.waitUntilReady(timeoutMs);
-      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs)]);
+      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs)]);
     },
     async close() {
       vectors.close();
       breakers.close();
+      guardrails.close();
       await conn.close();
     },
   };

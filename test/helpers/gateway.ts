@@ -5,6 +5,7 @@ import { parseBootstrap, type Bootstrap } from '../../src/config/bootstrap.js';
 import type { Config } from '../../src/config/schema.js';
 import { createLogger } from '../../src/util/log.js';
 import type { HotRoute } from '../../src/http/router.js';
+import type { ValidateChecks } from '../../src/management/guardrails.js';
 
 export const TEST_KEY = 'sk-test-gateway-key-0123456789';
 
@@ -36,6 +37,8 @@ export interface StartOptions {
   random?: () => number;
   /** More hot routes beside the proxied endpoints (path patterns with :params). */
   routes?: readonly HotRoute[];
+  /** Validates stored guardrails' checks (POST/PUT /v1/guardrails); default: the gateway's. */
+  validateChecks?: ValidateChecks;
 }
 
 /** An in-process gateway on 127.0.0.1:0 with a captured logger. Trusts 127.0.0.1 unless told otherwise. */
@@ -61,6 +64,7 @@ export async function startGateway(opts: StartOptions = {}): Promise<TestGateway
     now: opts.now,
     random: opts.random,
     routes: opts.routes,
+    validateChecks: opts.validateChecks,
   });
   const addr = await gateway.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${addr.port}`;

@@ -1,0 +1,213 @@
+import { z } from 'zod';
+import { parseOrThrow } from '../config/issues.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { GuardrailLookup } from '../plan/build-plan.js';
+import type { ApiKeyRecord } from '../security/api-keys.js';
+import type { GuardrailCheck, GuardrailPage, GuardrailRecord, GuardrailScope, GuardrailStore } from '../state/guardrail-store.js';
+
+/**
+ * Validates a guardrail's checks as configs do (the check library's validator, handed in by the
+ * composition root): throws a 400 GatewayError naming the path (e.g. `checks[1].id`) for an unknown
+ * check id or bad parameters.
+ */
+export type ValidateChecks = (checks: readonly GuardrailCheck[], path: string) => void;
+
+/**
+ * A ValidateChecks from the check library's `resolveCheck(id, parameters, path)`: each check's
+ * parameters are validated at `checks[i].parameters` (the library names the path in its 400).
+ */
+export function checksValidator(resolve: (id: string, parameters: unknown, path: readonly (string | number)[]) => unknown): ValidateChecks {
+  return (checks, path) => checks.forEach((c, i) => resolve(c.id, c.parameters, [path, i, 'parameters']));
+}
+
+/** Used until the composition root is given the check library: no check id is known, so nothing passes. */
+export const noChecksKnown: ValidateChecks = (checks, path) => {
+  const where = `${path}[0].id`;
+  throw new GatewayError('invalid_config', `${where}: unknown check id "${checks[0]?.id}": this build has no check library.`, {
+    param: where,
+    issues: [{ path: [path, 0, 'id'], message: 'unknown check id' }],
+  });
+};
+
+/** What a create or an update answers (spec §Guardrail record). */
+export interface GuardrailRef {
+  id: string;
+  slug: string;
+  version_id: string;
+}
+
+export const PAGE_SIZE_DEFAULT = 50;
+export const PAGE_SIZE_MAX = 100;
+
+const scopeId = z.string().min(1, 'must not be empty').max(128, 'at most 128 characters');
+
+const CheckSchema = z.strictObject({
+  id: z.string().min(1, 'a check id must not be empty'),
+  parameters: z.record(z.string(), z.unknown()).default({}),
+});
+
+const ActionsSchema = z.strictObject({
+  onFail: z.enum(['block', 'log']).optional(),
+  message: z.string().max(2000, 'at most 2000 characters').optional(),
+});
+
+/** The body of POST and PUT /v1/guardrails (spec §POST /v1/guardrails). */
+export const GuardrailBodySchema = z.strictObject({
+  name: z.string().min(1, 'must not be empty').max(256, 'at most 256 characters'),
+  checks: z.array(CheckSchema).min(1, 'at least one check'),
+  actions: ActionsSchema,
+  workspace_id: scopeId.optional(),
+  organisation_id: scopeId.optional(),
+});
+export type GuardrailBody = z.infer<typeof GuardrailBodySchema>;
+
+const count = z
+  .string()
+  .regex(/^\d{1,9}$/, 'must be a non-negative integer')
+  .transform(Number);
+
+export const ListQuerySchema = z.strictObject({
+  workspace_id: scopeId.optional(),
+  organisation_id: scopeId.optional(),
+  page_size: count.pipe(z.number().max(PAGE_SIZE_MAX, `at most ${PAGE_SIZE_MAX}`)).default(PAGE_SIZE_DEFAULT),
+  current_page: count.default(0),
+});
+
+export const GetQuerySchema = z.strictObject({ version_id: z.string().min(1, 'must not be empty').optional() });
+
+const NoQuery = z.strictObject({});
+
+/** The scope a gateway key is bound to (empty: an operator key that sees every scope). */
+export function callerScope(key: ApiKeyRecord | undefined): GuardrailScope {
+  const s: GuardrailScope = {};
+  if (key?.workspace_id !== undefined) s.workspace_id = key.workspace_id;
+  if (key?.organisation_id !== undefined) s.organisation_id = key.organisation_id;
+  return s;
+}
+
+const ref = (r: GuardrailRecord): GuardrailRef => ({ id: r.id, slug: r.slug, version_id: r.version_id });
+
+function notFound(idOrSlug: string, versionId?: string): GatewayError {
+  return versionId === undefined
+    ? new GatewayError('guardrail_not_found', `No guardrail has the id or slug "${idOrSlug}".`)
+    : new GatewayError('guardrail_not_found', `The guardrail "${idOrSlug}" has no version "${versionId}".`, { param: 'version_id' });
+}
+
+function badScope(field: 'workspace_id' | 'organisation_id', message: string): GatewayError {
+  return new GatewayError('invalid_request_body', `Invalid request body: ${field}: ${message}`, {
+    param: field,
+    issues: [{ path: [field], message }],
+  });
+}
+
+/** A write the store could not make (Redis unreachable) is a 503 the client may retry, not a 500. */
+async function write<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (e) {
+    if (e instanceof GatewayError) throw e;
+    throw new GatewayError('store_unavailable', undefined, { cause: e });
+  }
+}
+
+/**
+ * The guardrails API's logic, over the store port: validation (zod, then the checks through the
+ * check library), scoping by the caller's gateway key, and the answers. No HTTP types: the route
+ * hands in the parsed body and query and the key's record, and turns the result into JSON.
+ *
+ * Scoping: a key bound to a workspace (or organisation) creates there, and sees, updates and deletes
+ * only that scope's guardrails; another scope's guardrail is answered as unknown (404), so a key
+ * cannot learn that it exists. An operator key (no scope) names the scope in the body and sees all.
+ */
+export class GuardrailsService {
+  constructor(
+    private readonly store: GuardrailStore,
+    private readonly validateChecks: ValidateChecks,
+  ) {}
+
+  async create(body: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRef> {
+    const b = this.parseBody(body);
+    const owner = ownerScope(b, callerScope(key));
+    return ref(await write(() => this.store.create({ name: b.name, checks: b.checks, actions: b.actions, ...owner })));
+  }
+
+  async list(query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailPage> {
+    const q = parseOrThrow(ListQuerySchema, query, 'invalid_query_parameter', 'query');
+    return this.store.list(callerScope(key), q);
+  }
+
+  async get(idOrSlug: string, query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRecord> {
+    const q = parseOrThrow(GetQuerySchema, query, 'invalid_query_parameter', 'query');
+    const scope = callerScope(key);
+    const r = await this.store.get(idOrSlug, scope, q.version_id);
+    if (r) return r;
+    throw notFound(idOrSlug, q.version_id !== undefined && (await this.store.get(idOrSlug, scope)) ? q.version_id : undefined);
+  }
+
+  /** PUT: the whole guardrail again (name, checks, actions); a new version, the old ones kept. */
+  async update(idOrSlug: string, body: unknown, query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRef> {
+    parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
+    const b = this.parseBody(body);
+    const scope = callerScope(key);
+    const current = await this.store.get(idOrSlug, scope);
+    if (!current) throw notFound(idOrSlug);
+    for (const f of ['workspace_id', 'organisation_id'] as const) {
+      if (b[f] !== undefined && b[f] !== current[f]) throw badScope(f, 'a guardrail cannot move to another scope; omit it or give its current value');
+    }
+    const r = await write(() => this.store.update(current.id, scope, { name: b.name, checks: b.checks, actions: b.actions }));
+    if (!r) throw notFound(idOrSlug);
+    return ref(r);
+  }
+
+  async delete(idOrSlug: string, query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRef & { object: 'guardrail'; deleted: true }> {
+    parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
+    const r = await write(() => this.store.delete(idOrSlug, callerScope(key)));
+    if (!r) throw notFound(idOrSlug);
+    return { id: r.id, slug: r.slug, version_id: r.version_id, object: 'guardrail', deleted: true };
+  }
+
+  private parseBody(body: unknown): GuardrailBody {
+    const b = parseOrThrow(GuardrailBodySchema, body, 'invalid_request_body', 'request body');
+    this.validateChecks(b.checks, 'checks');
+    return b;
+  }
+}
+
+/** Where a new guardrail lives: the key's scope, or (operator key) the scope the body names. */
+function ownerScope(b: GuardrailBody, caller: GuardrailScope): GuardrailScope {
+  if (caller.workspace_id === undefined && caller.organisation_id === undefined) {
+    if (b.workspace_id === undefined && b.organisation_id === undefined) {
+      throw badScope('workspace_id', 'workspace_id or organisation_id is required: this gateway key is not bound to a workspace or organisation');
+    }
+    return pick(b);
+  }
+  for (const f of ['workspace_id', 'organisation_id'] as const) {
+    // an organisation key may place a guardrail in a workspace; nothing else may leave the key's scope
+    if (f === 'workspace_id' && caller.workspace_id === undefined) continue;
+    if (b[f] !== undefined && b[f] !== caller[f]) throw badScope(f, `this gateway key is bound to its own ${f === 'workspace_id' ? 'workspace' : 'organisation'}; omit ${f} or give that one`);
+  }
+  return pick({ workspace_id: caller.workspace_id ?? b.workspace_id, organisation_id: caller.organisation_id });
+}
+
+function pick(s: GuardrailScope): GuardrailScope {
+  const out: GuardrailScope = {};
+  if (s.workspace_id !== undefined) out.workspace_id = s.workspace_id;
+  if (s.organisation_id !== undefined) out.organisation_id = s.organisation_id;
+  return out;
+}
+
+/**
+ * The plan builder's view of the store: a stored guardrail's checks and whether it denies. Unscoped
+ * for now (a slug used in two scopes does not resolve; an id always does): scoping config lookups
+ * to the requesting key needs the resolver to pass the key's scope.
+ */
+export function guardrailLookup(store: Pick<GuardrailStore, 'lookup'>): GuardrailLookup {
+  return (idOrSlug, versionId) => {
+    const r = store.lookup(idOrSlug, versionId);
+    if (!r) return undefined;
+    const out: NonNullable<ReturnType<GuardrailLookup>> = { checks: r.checks };
+    if (r.actions.onFail !== undefined) out.denyOnFail = r.actions.onFail === 'block';
+    if (r.actions.message !== undefined) out.message = r.actions.message;
+    return out;
+  };
+}

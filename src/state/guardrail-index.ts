@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import {
+  scopeKey,
+  visibleTo,
+  type GuardrailChange,
+  type GuardrailListQuery,
+  type GuardrailPage,
+  type GuardrailRecord,
+  type GuardrailScope,
+} from './guardrail-store.js';
+
+/** One guardrail with all its versions. */
+export interface GuardrailEntry {
+  id: string;
+  slug: string;
+  /** scopeKey() of its scope: the slug is unique within it. */
+  scope: string;
+  /** Creation order (the list's order). */
+  seq: number;
+  latest: string;
+  versions: Map<string, GuardrailRecord>;
+}
+
+/**
+ * The guardrails held in memory, indexed by id and by slug: the whole memory adapter's state, and
+ * the Redis adapter's local mirror. Reads are synchronous. Counts its changes (`generation`).
+ */
+export class GuardrailIndex {
+  private readonly byId = new Map<string, GuardrailEntry>();
+  /** `scope\nslug` → entry */
+  private readonly byScopedSlug = new Map<string, GuardrailEntry>();
+  /** slug → entries in every scope (for unscoped and organisation-wide slug lookups) */
+  private readonly bySlug = new Map<string, GuardrailEntry[]>();
+  private gen = 0;
+
+  get generation(): number {
+    return this.gen;
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  slugTaken(scope: string, slug: string): boolean {
+    return this.byScopedSlug.has(`${scope}\n${slug}`);
+  }
+
+  /** Add or replace an entry (all its versions). */
+  put(entry: GuardrailEntry): void {
+    this.drop(entry.id);
+    this.byId.set(entry.id, entry);
+    this.byScopedSlug.set(`${entry.scope}\n${entry.slug}`, entry);
+    const same = this.bySlug.get(entry.slug);
+    if (same) same.push(entry);
+    else this.bySlug.set(entry.slug, [entry]);
+    this.gen++;
+  }
+
+  /** Add a version to an entry and make it the latest. */
+  addVersion(entry: GuardrailEntry, record: GuardrailRecord): void {
+    entry.versions.set(record.version_id, record);
+    entry.latest = record.version_id;
+    this.gen++;
+  }
+
+  remove(id: string): void {
+    if (this.drop(id)) this.gen++;
+  }
+
+  /** Replace everything (a full load from the shared store). */
+  replaceAll(entries: Iterable<GuardrailEntry>): void {
+    this.byId.clear();
+    this.byScopedSlug.clear();
+    this.bySlug.clear();
+    for (const e of entries) this.put(e);
+    this.gen++;
+  }
+
+  /** By id, else by slug: in the caller's scope, or the one visible entry with that slug. */
+  find(idOrSlug: string, caller: GuardrailScope | undefined): GuardrailEntry | undefined {
+    const byId = this.byId.get(idOrSlug);
+    if (byId) return visibleTo(latest(byId), caller) ? byId : undefined;
+    if (caller && caller.workspace_id !== undefined) return this.byScopedSlug.get(`${scopeKey(caller)}\n${idOrSlug}`);
+    let found: GuardrailEntry | undefined;
+    for (const e of this.bySlug.get(idOrSlug) ?? []) {
+      if (!visibleTo(latest(e), caller)) continue;
+      if (found) return undefined; // ambiguous: the same slug in two visible scopes
+      found = e;
+    }
+    return found;
+  }
+
+  /** The latest version, or `versionId` when given (undefined when the entry has no such version). */
+  record(entry: GuardrailEntry, versionId?: string): GuardrailRecord | undefined {
+    return entry.versions.get(versionId ?? entry.latest);
+  }
+
+  lookup(idOrSlug: string, versionId: string | undefined, caller: GuardrailScope | undefined): GuardrailRecord | undefined {
+    const e = this.find(idOrSlug, caller);
+    return e && this.record(e, versionId);
+  }
+
+  list(caller: GuardrailScope, q: GuardrailListQuery): GuardrailPage {
+    const matching: GuardrailRecord[] = [];
+    const entries = [...this.byId.values()].sort((a, b) => a.seq - b.seq);
+    for (const e of entries) {
+      const r = latest(e);
+      if (!visibleTo(r, caller)) continue;
+      if (q.workspace_id !== undefined && r.workspace_id !== q.workspace_id) continue;
+      if (q.organisation_id !== undefined && r.organisation_id !== q.organisation_id) continue;
+      matching.push(r);
+    }
+    const start = q.current_page * q.page_size;
+    return { object: 'list', data: matching.slice(start, start + q.page_size), total: matching.length };
+  }
+
+  private drop(id: string): boolean {
+    const old = this.byId.get(id);
+    if (!old) return false;
+    this.byId.delete(id);
+    this.byScopedSlug.delete(`${old.scope}\n${old.slug}`);
+    const same = this.bySlug.get(old.slug)?.filter((e) => e !== old) ?? [];
+    if (same.length > 0) this.bySlug.set(old.slug, same);
+    else this.bySlug.delete(old.slug);
+    return true;
+  }
+}
+
+function latest(e: GuardrailEntry): GuardrailRecord {
+  return e.versions.get(e.latest)!;
+}
+
+/** A new version's record: fresh version_id, the content of `change`, the owner scope of `owner`. */
+export function versionRecord(
+  id: string,
+  slug: string,
+  change: GuardrailChange,
+  owner: GuardrailScope,
+  createdAt: string,
+  updatedAt: string,
+): GuardrailRecord {
+  const r: GuardrailRecord = {
+    id,
+    slug,
+    version_id: randomUUID(),
+    name: change.name,
+    checks: change.checks.map((c) => ({ id: c.id, parameters: c.parameters })),
+    actions: { ...change.actions },
+    created_at: createdAt,
+    last_updated_at: updatedAt,
+  };
+  if (owner.workspace_id !== undefined) r.workspace_id = owner.workspace_id;
+  if (owner.organisation_id !== undefined) r.organisation_id = owner.organisation_id;
+  return r;
+}
