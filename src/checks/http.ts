@@ -97,7 +97,7 @@ export function createCheckHttp(guard: HostGuard, dispatcher?: Dispatcher): Chec
         throw classify(u, e, signal, init.timeoutMs);
       }
       if (res.statusCode >= 300 && res.statusCode < 400) {
-        res.body.destroy();
+        discard(res.body);
         throw new CheckHttpError('redirect', `${u.host} answered ${res.statusCode}; redirects are not followed`);
       }
       const max = init.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -107,7 +107,7 @@ export function createCheckHttp(guard: HostGuard, dispatcher?: Dispatcher): Chec
         for await (const c of res.body) {
           size += (c as Buffer).length;
           if (size > max) {
-            res.body.destroy();
+            discard(res.body);
             throw new CheckHttpError('too_large', `${u.host} answered more than ${max} bytes`);
           }
           chunks.push(c as Buffer);
@@ -141,6 +141,12 @@ export function createCheckHttp(guard: HostGuard, dispatcher?: Dispatcher): Chec
 
     close: () => agent.close(),
   };
+}
+
+/** Drops an answer's body; the abort error undici then emits on it is expected, not unhandled. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {});
+  body.destroy();
 }
 
 function classify(u: URL, e: unknown, signal: AbortSignal, timeoutMs: number): CheckHttpError {
