@@ -9,7 +9,7 @@ type Params = z.infer<typeof Params>;
 /** http(s) URLs in prose; a trailing `.`, `,`, `)` etc. is punctuation, not part of the URL. */
 const URL_IN_TEXT = /\bhttps?:\/\/[^\s<>"'`]+/gi;
 const TRAILING = /[.,;:!?)\]}'"]+$/;
-const HOST_SYNTAX = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}$|^\d{1,3}(?:\.\d{1,3}){3}$|^\[[0-9a-f:.]+\]$/i;
+const HOST_SYNTAX = /^localhost$|^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}$|^\d{1,3}(?:\.\d{1,3}){3}$|^\[[0-9a-f:.]+\]$/i;
 
 /** At most this many distinct hosts are looked up per check; more is a failure, not a pass. */
 export const MAX_LOOKUPS = 10;
@@ -17,7 +17,7 @@ const LOOKUP_TIMEOUT_MS = 3_000;
 
 /**
  * Passes when every http(s) URL in the text (every text sent, or the answer) is valid. Valid means
- * well-formed with a plausible host, and — only when the operator enabled URL lookups
+ * well-formed with a plausible host (a dotted name, `localhost` or an IP address), and — only when the operator enabled URL lookups
  * (CheckDeps.allowUrlLookups) — that its host resolves (`onlyDNS: true`) or that a HEAD request
  * answers below 400 (a redirect counts as an answer; it is not followed). Lookups go through the
  * host guard: a URL pointing at a private address is invalid. With lookups disabled `onlyDNS` has
