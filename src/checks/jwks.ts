@@ -22,7 +22,6 @@ export interface JwksGetOptions {
   now: () => number;
   /** How long a fetched set is used (ms). */
   maxAgeMs: number;
-  signal?: AbortSignal;
   /** The cached set lacked the token's key: refetch unless it was fetched very recently. */
   refresh?: boolean;
 }
@@ -48,8 +47,8 @@ export class JwksCache {
     const res = await o.http.request(uri, {
       method: 'GET',
       headers: { accept: 'application/json' },
+      // Shared by every caller waiting on it: bounded by its own limit, not one caller's signal.
       timeoutMs: FETCH_TIMEOUT_MS,
-      signal: o.signal,
       maxBytes: MAX_JWKS_BYTES,
     });
     if (res.status !== 200) throw new Error(`JWKS ${new URL(uri).host} answered ${res.status}`);

@@ -34,13 +34,13 @@ export const jwt: CheckDef<Params> = {
   id: 'jwt',
   params: Params,
   phases: ['request'],
-  async run(input, p, deps, signal) {
+  async run(input, p, deps) {
     const raw = input.headers[p.headerKey.toLowerCase()];
     const value = Array.isArray(raw) ? raw[0] : raw;
     if (!value) return { verdict: false, data: { reason: 'missing', explanation: `no ${p.headerKey} header` } };
     const token = value.replace(/^Bearer\s+/i, '').trim();
     const get = (refresh: boolean) =>
-      deps.jwks.get(p.jwksUri, { http: deps.http, now: deps.now, maxAgeMs: p.cacheMaxAge * 1000, signal, refresh });
+      deps.jwks.get(p.jwksUri, { http: deps.http, now: deps.now, maxAgeMs: p.cacheMaxAge * 1000, refresh });
     const verify = async (refresh: boolean) =>
       jwtVerify(token, (await get(refresh)).keys, {
         algorithms: [...p.algorithms],

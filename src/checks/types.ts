@@ -16,6 +16,8 @@
  *      with `error` (fail closed), unless the hook sets `fail_on_error: false`;
  *   4. a mutator's `transformed` body replaces the request body (before the cache key is made) or
  *      the response body; sequential mutators see the previous one's output (rebuild the input).
+ *      A webhook's transformed request body comes from a third party: validate it as a client's
+ *      body is (config/bodies.ts) before it is sent.
  *
  * Rules every check keeps:
  * - `run` never logs and never puts the checked text in `data` where avoidable (counts, positions,

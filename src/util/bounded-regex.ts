@@ -29,19 +29,24 @@ export function testBoundedPrefix(re: RegExp, s: string): boolean {
 }
 
 /**
- * Every match of `re` over the whole of `s`, each test bounded: `s` is read in windows of
- * MAX_REGEX_INPUT characters that overlap by half, so a match of up to MAX_REGEX_INPUT / 2
- * characters is found wherever it sits, and no test sees more than MAX_REGEX_INPUT characters.
- * (Guardrails must not be bypassed by padding, so unlike routing they read all the text.)
- * Returns [start, end) ranges in `s`, sorted, overlapping ranges merged. `re` needs no flags; a
- * copy with `g` is used. Empty matches are ignored.
+ * Every match of `re` over the whole of `s`, each test bounded: `s` is read in windows of at most
+ * MAX_REGEX_INPUT characters whose starts are MAX_REGEX_INPUT / 2 apart, so a match of up to
+ * MAX_REGEX_INPUT / 2 - 2 characters is found wherever it sits, and no test sees more than
+ * MAX_REGEX_INPUT characters. (Guardrails must not be bypassed by padding, so unlike routing they
+ * read all the text.) A window after the first starts one character early and one that ends before
+ * the text ends one character late; matches touching those extra characters are dropped, so `^`,
+ * `$` and `\b` do not match at a window's cut (the neighbouring window sees that spot inside).
+ * Returns [start, end) ranges in `s`, sorted, overlapping ranges merged; at most `limit` of them
+ * (then in the order found). `re` needs no flags; a copy with `g` is used. Empty matches are ignored.
  */
 export function findBounded(re: RegExp, s: string, limit = Infinity): Array<[number, number]> {
   const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : re.flags + 'g');
-  const out: Array<[number, number]> = [];
+  const found: Array<[number, number]> = [];
   const step = MAX_REGEX_INPUT / 2;
-  for (let start = 0; ; start += step) {
-    const window = start === 0 && s.length <= MAX_REGEX_INPUT ? s : s.slice(start, start + MAX_REGEX_INPUT);
+  for (let k = 0; ; k++) {
+    const from = k === 0 ? 0 : k * step - 1;
+    const to = Math.min(s.length, from + MAX_REGEX_INPUT);
+    const window = from === 0 && to === s.length ? s : s.slice(from, to);
     g.lastIndex = 0;
     let m: RegExpExecArray | null;
     while ((m = g.exec(window)) !== null) {
@@ -49,14 +54,22 @@ export function findBounded(re: RegExp, s: string, limit = Infinity): Array<[num
         g.lastIndex++;
         continue;
       }
-      const a = start + m.index;
+      const a = from + m.index;
       const b = a + m[0].length;
-      const last = out[out.length - 1];
-      if (last && a <= last[1]) last[1] = Math.max(last[1], b);
-      else if (!last || a >= last[0]) out.push([a, b]);
-      if (out.length >= limit) return out;
+      if ((from > 0 && m.index === 0) || (to < s.length && b === to)) continue;
+      found.push([a, b]);
+      if (found.length >= limit) return found;
     }
-    if (start + MAX_REGEX_INPUT >= s.length) break;
+    if (to >= s.length) break;
+  }
+  if (found.length < 2) return found;
+  found.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  const out: Array<[number, number]> = [found[0]!];
+  for (let i = 1; i < found.length; i++) {
+    const last = out[out.length - 1]!;
+    const [a, b] = found[i]!;
+    if (a < last[1]) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
   }
   return out;
 }

@@ -35,6 +35,28 @@ describe('regexMatch', () => {
     expect(JSON.stringify(out.data)).not.toContain('NEEDLE');
   });
 
+  it('^, $ and \\b mean the ends of the text and real word edges, not the cuts between windows', async () => {
+    const pad = 'z'.repeat(MAX_REGEX_INPUT * 2);
+    for (const cut of [MAX_REGEX_INPUT / 2 - 1, MAX_REGEX_INPUT / 2, MAX_REGEX_INPUT - 1, MAX_REGEX_INPUT]) {
+      const text = 'y'.repeat(cut) + 'abc' + pad;
+      expect(await verdict('regexMatch', { rule: '^abc' }, chatRequest(text)), `^ at ${cut}`).toBe(false);
+      expect(await verdict('regexMatch', { rule: '\\babc' }, chatRequest(text)), `\\b at ${cut}`).toBe(false);
+      const tail = pad.slice(0, cut) + 'abc' + 'y'.repeat(MAX_REGEX_INPUT);
+      expect(await verdict('regexMatch', { rule: 'abc$' }, chatRequest(tail)), `$ at ${cut}`).toBe(false);
+    }
+    expect(await verdict('regexMatch', { rule: '^abc' }, chatRequest('abc' + pad))).toBe(true);
+    expect(await verdict('regexMatch', { rule: 'abc$' }, chatRequest(pad + 'abc'))).toBe(true);
+    expect(await verdict('regexMatch', { rule: '\\babc\\b' }, chatRequest(pad + ' abc ' + pad))).toBe(true);
+  });
+
+  it('finds a match of up to half a window wherever it sits', async () => {
+    const needle = 'N' + 'e'.repeat(MAX_REGEX_INPUT / 2 - 4) + 'D';
+    for (let at = 0; at < MAX_REGEX_INPUT * 2; at += 331) {
+      const text = 'x'.repeat(at) + needle + 'x'.repeat(MAX_REGEX_INPUT * 2);
+      expect((await run('regexMatch', { rule: 'Ne+D' }, chatRequest(text))).data, `at ${at}`).toEqual({ matched: true, offset: at });
+    }
+  });
+
   it('refuses a missing, invalid or too long rule, naming the path', () => {
     expectInvalid('regexMatch', {}, 'rule');
     expectInvalid('regexMatch', { rule: '(' }, 'rule', /invalid rule/);
