@@ -147,19 +147,27 @@ export interface PiiMatch {
   end: number;
 }
 
-/** Every match of the wanted categories, sorted by position, overlaps resolved by priority. */
+/**
+ * Every match of the wanted categories, sorted by position, overlaps resolved by priority. Linear in
+ * the text and the matches: each detector's matches arrive in order and are merged with the ones
+ * already taken (sorted, disjoint) in one pass.
+ */
 export function detectPii(text: string, wanted: ReadonlySet<PiiCategory>): PiiMatch[] {
-  const taken: PiiMatch[] = [];
-  const overlaps = (a: number, b: number): boolean => taken.some((t) => a < t.end && b > t.start);
+  let taken: PiiMatch[] = [];
   for (const d of DETECTORS) {
     if (!wanted.has(d.category)) continue;
+    const merged: PiiMatch[] = [];
+    let t = 0;
     for (const m of text.matchAll(d.re)) {
       const start = m.index;
       const end = start + m[0].length;
+      while (t < taken.length && taken[t]!.end <= start) merged.push(taken[t++]!);
+      if (t < taken.length && taken[t]!.start < end) continue; // overlaps a match of a higher priority
       if (d.valid && !d.valid(m[0])) continue;
-      if (overlaps(start, end)) continue;
-      taken.push({ category: d.category, start, end });
+      merged.push({ category: d.category, start, end });
     }
+    while (t < taken.length) merged.push(taken[t++]!);
+    taken = merged;
   }
-  return taken.sort((a, b) => a.start - b.start);
+  return taken;
 }

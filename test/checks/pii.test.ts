@@ -106,3 +106,18 @@ describe('pii check', () => {
     expectInvalid('pii', { redact: 'yes' }, 'redact');
   });
 });
+
+describe('pii detection at scale', () => {
+  it('many matches and a large text are handled in one pass each, in order', () => {
+    const text = Array.from({ length: 5000 }, (_, i) => `u${i}@ex.io 10.0.${i % 250}.1`).join(' ');
+    const all = detectPii(text, ALL);
+    expect(all).toHaveLength(10_000);
+    expect(all.every((m, i) => i === 0 || m.start >= all[i - 1]!.end)).toBe(true);
+    expect(all.filter((m) => m.category === 'EMAIL_ADDRESS')).toHaveLength(5000);
+  });
+
+  it('an overlapping lower-priority match is dropped (a phone number inside an e-mail address)', () => {
+    expect(found('+14155552671')).toEqual(['PHONE_NUMBER:+14155552671']);
+    expect(found('write +14155552671@example.com')).toEqual(['EMAIL_ADDRESS:+14155552671@example.com']);
+  });
+});
