@@ -47,3 +47,20 @@ describe('the checks HTTP client', () => {
     expect(await kindOf(http.request(big.url, { method: 'GET', timeoutMs: 2000, signal: ac.signal }))).toBe('timeout');
   });
 });
+
+describe('createCheckDeps', () => {
+  it('builds the deps once from the host guard: lookups off by default, the guard applies', async () => {
+    const { createCheckDeps } = await import('../../src/checks/deps.js');
+    const d = createCheckDeps(new HostGuard({ trusted: [] }));
+    try {
+      expect(d.allowUrlLookups).toBe(false);
+      expect(await kindOf(d.http.request('http://127.0.0.1:9/', { method: 'GET', timeoutMs: 100 }))).toBe('host_refused');
+    } finally {
+      await d.close();
+    }
+    const on = createCheckDeps(new HostGuard({ trusted: [] }), { allowUrlLookups: true, now: () => 42 });
+    expect(on.allowUrlLookups).toBe(true);
+    expect(on.now()).toBe(42);
+    await on.close();
+  });
+});
