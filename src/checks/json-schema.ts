@@ -1,6 +1,8 @@
 import { Ajv, type ValidateFunction } from 'ajv';
+import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import addFormatsModule from 'ajv-formats';
 import { z } from 'zod';
+import { compileBoundedRegex, MAX_REGEX_INPUT } from '../util/bounded-regex.js';
 import { memoByObject } from '../util/memo.js';
 import { extractJson } from './json-text.js';
 import { phaseText } from './text.js';
@@ -10,10 +12,25 @@ import type { CheckDef } from './types.js';
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (a: Ajv) => Ajv;
 
 /**
+ * `pattern` and `patternProperties` come from configs too: bounded as every config regex is (a
+ * pattern of at most 256 characters, refused at config time otherwise); a string longer than the
+ * regex input cap does not match (the check fails closed rather than run a regex over it).
+ */
+const boundedRegExp: RegExpEngine = Object.assign(
+  (pattern: string, flags: string) => {
+    const re = compileBoundedRegex(pattern, 'pattern', flags);
+    return { test: (s: string) => s.length <= MAX_REGEX_INPUT && re.test(s) };
+  },
+  { code: 'boundedRegExp' },
+);
+
+/**
  * One Ajv for every schema: unknown keywords are an error (a schema that says more than it checks
  * is refused at config time), all errors are reported, formats (email, uri, date-time, ...) known.
  */
-const ajv = addFormats(new Ajv({ allErrors: true, strictSchema: true, strictTypes: false, strictTuples: false, strictRequired: false }));
+const ajv = addFormats(
+  new Ajv({ allErrors: true, strictSchema: true, strictTypes: false, strictTuples: false, strictRequired: false, code: { regExp: boundedRegExp } }),
+);
 
 function compile(schema: Record<string, unknown>): ValidateFunction {
   return ajv.compile(schema);

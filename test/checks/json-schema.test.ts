@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveCheck, runCheck } from '../../src/checks/registry.js';
+import { MAX_REGEX_INPUT } from '../../src/util/bounded-regex.js';
 import { chatResponse, deps, expectInvalid, run, verdict } from './_helpers.js';
 
 const schema = {
@@ -35,6 +36,14 @@ describe('jsonSchema', () => {
     expect((await runCheck(r, chatResponse('{"name":"a"}'), deps(), s)).verdict).toBe(true);
     expect((await runCheck(r, chatResponse('{"name":2}'), deps(), s)).verdict).toBe(false);
     expect((await runCheck(r, chatResponse('{"name":"b"}'), deps(), s)).verdict).toBe(true);
+  });
+
+  it('schema patterns are bounded like every config regex', async () => {
+    const p = { schema: { type: 'object', properties: { code: { type: 'string', pattern: '^[A-Z]+$' } } } };
+    expect(await verdict('jsonSchema', p, chatResponse('{"code":"ABC"}'))).toBe(true);
+    expect(await verdict('jsonSchema', p, chatResponse('{"code":"abc"}'))).toBe(false);
+    expect(await verdict('jsonSchema', p, chatResponse(JSON.stringify({ code: 'A'.repeat(MAX_REGEX_INPUT + 1) })))).toBe(false);
+    expectInvalid('jsonSchema', { schema: { type: 'string', pattern: 'a'.repeat(257) } }, 'schema', /at most 256 characters/);
   });
 
   it('refuses a missing or invalid schema, and unknown keywords, at config time', () => {
