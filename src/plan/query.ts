@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
+import { compileBoundedRegex, testBoundedPrefix } from '../util/bounded-regex.js';
 
 /** What a conditional query can look at. */
 export interface QueryInput {
@@ -8,9 +9,6 @@ export interface QueryInput {
 }
 
 export type Predicate = (input: QueryInput) => boolean;
-
-const MAX_REGEX = 256;
-const MAX_REGEX_INPUT = 4096;
 
 function bad(path: string, message: string): never {
   throw new GatewayError('invalid_config', `${path}: ${message}`, { param: path, issues: [{ path: path.split('.'), message }] });
@@ -71,16 +69,15 @@ function compileOperator(op: string, arg: unknown, get: (i: QueryInput) => unkno
       if (typeof arg !== 'boolean') bad(path, '$exists takes true or false');
       return (i) => (get(i) !== undefined) === arg;
     case '$regex': {
-      if (typeof arg !== 'string' || arg.length > MAX_REGEX) bad(path, `$regex takes a pattern of at most ${MAX_REGEX} characters`);
       let re: RegExp;
       try {
-        re = new RegExp(arg);
+        re = compileBoundedRegex(arg, '$regex');
       } catch (e) {
-        bad(path, `invalid $regex: ${(e as Error).message}`);
+        bad(path, (e as Error).message);
       }
       return (i) => {
         const v = get(i);
-        return typeof v === 'string' && re.test(v.length > MAX_REGEX_INPUT ? v.slice(0, MAX_REGEX_INPUT) : v);
+        return typeof v === 'string' && testBoundedPrefix(re, v);
       };
     }
     case '$not': {

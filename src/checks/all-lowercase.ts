@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { countCased } from './counting.js';
+import { phaseText } from './text.js';
+import type { CheckDef } from './types.js';
+
+const Params = z.strictObject({});
+type Params = z.infer<typeof Params>;
+
+/** Passes when no cased letter of the text (the answer, or the latest turn) is upper case. */
+export const alllowercase: CheckDef<Params> = {
+  id: 'alllowercase',
+  params: Params,
+  supportsNot: true,
+  run(input) {
+    const n = countCased(phaseText(input, 'text')).upper;
+    return { verdict: n === 0, data: { uppercaseLetters: n } };
+  },
+};

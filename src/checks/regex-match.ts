@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { compileBoundedRegex, findBounded } from '../util/bounded-regex.js';
+import { memoByObject } from '../util/memo.js';
+import { regexRule } from './params.js';
+import { phaseText } from './text.js';
+import type { CheckDef } from './types.js';
+
+const Params = z.strictObject({ rule: regexRule });
+type Params = z.infer<typeof Params>;
+
+const compiled = memoByObject((p: Params) => compileBoundedRegex(p.rule, 'rule'));
+
+/**
+ * Passes when the text matches `rule` (every text sent, or the answer). Use `not: true` to deny what
+ * matches. The whole text is searched in bounded windows; `data` gives the match's offset, not the
+ * matched text.
+ */
+export const regexMatch: CheckDef<Params> = {
+  id: 'regexMatch',
+  params: Params,
+  supportsNot: true,
+  run(input, p) {
+    const hit = findBounded(compiled(p), phaseText(input, 'allText'), 1)[0];
+    return { verdict: hit !== undefined, data: hit ? { matched: true, offset: hit[0] } : { matched: false } };
+  },
+};

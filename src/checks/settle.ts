@@ -1,0 +1,74 @@
+/**
+ * One check run to a result the hook results can carry: a throw, a rejection or the time limit
+ * becomes a failed check with `error` (fail closed) unless the hook opts out with
+ * `fail_on_error: false` (then the verdict is a pass, and `error` still says what happened).
+ */
+import { runCheck, type ResolvedCheck } from './registry.js';
+import type { CheckDeps, CheckInput, CheckOutcome } from './types.js';
+
+export const DEFAULT_CHECK_TIMEOUT_MS = 5_000;
+
+export interface CheckResult {
+  id: string;
+  verdict: boolean;
+  data: unknown;
+  error: string | null;
+  /** Milliseconds. */
+  execution_time: number;
+  transformed: boolean;
+}
+
+export interface SettleOptions {
+  /** The check's time limit (ms). */
+  timeoutMs?: number;
+  /** The request's signal (client gone): aborts the check too. */
+  signal?: AbortSignal;
+  /** false: an error counts as a pass (still reported). Default true. */
+  failOnError?: boolean;
+  /** High-resolution clock for execution_time (default performance.now). */
+  clock?: () => number;
+}
+
+/** Runs `check`; never rejects. `outcome` is present when the check answered (for `transformed`). */
+export async function settleCheck(
+  check: ResolvedCheck,
+  input: CheckInput,
+  deps: CheckDeps,
+  o: SettleOptions = {},
+): Promise<{ result: CheckResult; outcome?: CheckOutcome }> {
+  const clock = o.clock ?? (() => performance.now());
+  const timeoutMs = o.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
+  const ac = new AbortController();
+  const onParentAbort = (): void => ac.abort(o.signal?.reason);
+  if (o.signal?.aborted) ac.abort(o.signal.reason);
+  else o.signal?.addEventListener('abort', onParentAbort, { once: true });
+  const started = clock();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const e = new Error(`timed out after ${timeoutMs} ms`);
+      ac.abort(e);
+      reject(e);
+    }, timeoutMs);
+  });
+  try {
+    const outcome = await Promise.race([runCheck(check, input, deps, ac.signal), timedOut]);
+    const result: CheckResult = {
+      id: check.id,
+      verdict: outcome.verdict,
+      data: outcome.data ?? null,
+      error: null,
+      execution_time: clock() - started,
+      transformed: outcome.transformed !== undefined,
+    };
+    return { result, outcome };
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    return {
+      result: { id: check.id, verdict: o.failOnError === false, data: null, error: message, execution_time: clock() - started, transformed: false },
+    };
+  } finally {
+    clearTimeout(timer);
+    o.signal?.removeEventListener('abort', onParentAbort);
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * The texts checks read, taken from OpenAI-shaped bodies once per stage, and the body rewrites
+ * mutators make. Pure functions over parsed JSON; a rewrite returns a new body (copy on write, the
+ * input is never changed) or undefined when nothing changed.
+ */
+import type { CheckEndpoint, CheckInput } from './types.js';
+
+type Json = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The text of one chat message's content: a string, or the `text` of its text parts joined. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  let out = '';
+  for (const part of content) {
+    if (isObj(part) && typeof part.text === 'string') out = out === '' ? part.text : `${out}\n${part.text}`;
+  }
+  return out;
+}
+
+function strings(v: unknown): string[] {
+  if (typeof v === 'string') return [v];
+  if (Array.isArray(v)) return v.filter((x): x is string => typeof x === 'string');
+  return [];
+}
+
+/** `text` (the latest turn) and `allText` (everything sent) of a request body; see CheckInput. */
+export function requestTexts(endpoint: CheckEndpoint, body: Json | undefined): { text: string; allText: string } {
+  if (!body) return { text: '', allText: '' };
+  if (endpoint === 'chat') {
+    const messages = Array.isArray(body.messages) ? body.messages.filter(isObj) : [];
+    const texts = messages.map((m) => contentText(m.content));
+    let last = -1;
+    for (let i = messages.length - 1; i >= 0; i--) {
+      if (messages[i]!.role === 'user') {
+        last = i;
+        break;
+      }
+    }
+    if (last < 0) last = messages.length - 1;
+    return { text: last >= 0 ? texts[last]! : '', allText: texts.join('\n') };
+  }
+  const list = strings(endpoint === 'completions' ? body.prompt : body.input);
+  return { text: list[list.length - 1] ?? '', allText: list.join('\n') };
+}
+
+/** Every choice's text (chat: message content and refusal; completions: text), joined with "\n". */
+export function responseText(endpoint: CheckEndpoint, body: unknown): string {
+  if (!isObj(body) || !Array.isArray(body.choices)) return '';
+  const out: string[] = [];
+  for (const c of body.choices) {
+    if (!isObj(c)) continue;
+    if (endpoint === 'chat') {
+      const m = isObj(c.message) ? c.message : undefined;
+      if (m) {
+        const t = contentText(m.content);
+        if (t !== '') out.push(t);
+        if (typeof m.refusal === 'string') out.push(m.refusal);
+      }
+    } else if (typeof c.text === 'string') out.push(c.text);
+  }
+  return out.join('\n');
+}
+
+type Rewrite = (text: string) => string;
+
+function rewriteContent(content: unknown, fn: Rewrite): unknown {
+  if (typeof content === 'string') {
+    const next = fn(content);
+    return next === content ? content : next;
+  }
+  if (!Array.isArray(content)) return content;
+  let changed = false;
+  const parts = content.map((p) => {
+    if (!isObj(p) || typeof p.text !== 'string') return p;
+    const next = fn(p.text);
+    if (next === p.text) return p;
+    changed = true;
+    return { ...p, text: next };
+  });
+  return changed ? parts : content;
+}
+
+function rewriteStrings(v: unknown, fn: Rewrite): unknown {
+  if (typeof v === 'string') return fn(v);
+  if (!Array.isArray(v)) return v;
+  let changed = false;
+  const out = v.map((x) => {
+    if (typeof x !== 'string') return x;
+    const n = fn(x);
+    if (n !== x) changed = true;
+    return n;
+  });
+  return changed ? out : v;
+}
+
+/**
+ * Applies `fn` to every text of a request: each message's content (every role, text parts
+ * included), each prompt, each input string. Returns the new body, or undefined when no text changed.
+ */
+export function rewriteRequestText(endpoint: CheckEndpoint, body: Json | undefined, fn: Rewrite): Json | undefined {
+  if (!body) return undefined;
+  if (endpoint === 'chat') {
+    if (!Array.isArray(body.messages)) return undefined;
+    let changed = false;
+    const messages = body.messages.map((m) => {
+      if (!isObj(m)) return m;
+      const c = rewriteContent(m.content, fn);
+      if (c === m.content) return m;
+      changed = true;
+      return { ...m, content: c };
+    });
+    return changed ? { ...body, messages } : undefined;
+  }
+  const key = endpoint === 'completions' ? 'prompt' : 'input';
+  const next = rewriteStrings(body[key], fn);
+  return next === body[key] ? undefined : { ...body, [key]: next };
+}
+
+/** Applies `fn` to every choice's text of a response; the new body, or undefined when unchanged. */
+export function rewriteResponseText(endpoint: CheckEndpoint, body: unknown, fn: Rewrite): Json | undefined {
+  if (!isObj(body) || !Array.isArray(body.choices)) return undefined;
+  let changed = false;
+  const choices = body.choices.map((c) => {
+    if (!isObj(c)) return c;
+    if (endpoint === 'chat') {
+      if (!isObj(c.message)) return c;
+      const content = rewriteContent(c.message.content, fn);
+      if (content === c.message.content) return c;
+      changed = true;
+      return { ...c, message: { ...c.message, content } };
+    }
+    if (typeof c.text !== 'string') return c;
+    const text = fn(c.text);
+    if (text === c.text) return c;
+    changed = true;
+    return { ...c, text };
+  });
+  return changed ? { ...body, choices } : undefined;
+}
+
+/**
+ * Rewrites the text of the phase `input` is in; the `transformed` of a CheckOutcome, or undefined
+ * when nothing changed.
+ */
+export function rewritePhaseText(input: CheckInput, fn: Rewrite): { request?: { body: Json }; response?: { body: unknown } } | undefined {
+  if (input.phase === 'response') {
+    const body = rewriteResponseText(input.endpoint, input.response?.body, fn);
+    return body ? { response: { body } } : undefined;
+  }
+  const body = rewriteRequestText(input.endpoint, input.request.body, fn);
+  return body ? { request: { body } } : undefined;
+}
+
+/** The text a check reads in its phase: the response's, or the request's latest turn / all of it. */
+export function phaseText(input: CheckInput, which: 'text' | 'allText'): string {
+  return input.phase === 'response' ? (input.response?.text ?? '') : input.request[which];
+}
+
+export interface InputParts {
+  endpoint: CheckEndpoint;
+  body: Json | undefined;
+  metadata?: Record<string, unknown>;
+  headers?: Record<string, string | string[] | undefined>;
+  provider?: string;
+  traceId?: string;
+}
+
+/** The CheckInput of a request-phase stage (texts extracted once for all its checks). */
+export function requestInput(p: InputParts): CheckInput {
+  return {
+    phase: 'request',
+    endpoint: p.endpoint,
+    request: { body: p.body, ...requestTexts(p.endpoint, p.body) },
+    metadata: p.metadata ?? {},
+    headers: p.headers ?? {},
+    model: typeof p.body?.model === 'string' ? p.body.model : undefined,
+    provider: p.provider,
+    traceId: p.traceId,
+  };
+}
+
+/** The CheckInput of a response-phase stage; `response.body` is a JSON answer or an assembled stream. */
+export function responseInput(p: InputParts & { response: { body: unknown; status: number } }): CheckInput {
+  return {
+    ...requestInput(p),
+    phase: 'response',
+    response: { body: p.response.body, status: p.response.status, text: responseText(p.endpoint, p.response.body) },
+  };
+}

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_REGEX_INPUT } from '../../src/util/bounded-regex.js';
+import { requestInput } from '../../src/checks/text.js';
+import { chatRequest, chatResponse, expectInvalid, run, verdict } from './_helpers.js';
+
+describe('regexMatch', () => {
+  it('passes when the text matches, fails when it does not', async () => {
+    expect(await verdict('regexMatch', { rule: '\\d{4}' }, chatRequest('pin 1234'))).toBe(true);
+    expect(await verdict('regexMatch', { rule: '\\d{4}' }, chatRequest('no digits'))).toBe(false);
+  });
+
+  it('not: true inverts (deny what matches)', async () => {
+    expect(await verdict('regexMatch', { rule: 'secret', not: true }, chatRequest('a secret'))).toBe(false);
+    expect(await verdict('regexMatch', { rule: 'secret', not: true }, chatRequest('nothing'))).toBe(true);
+  });
+
+  it('reads every message of the request, not only the last', async () => {
+    const input = requestInput({
+      endpoint: 'chat',
+      body: { messages: [{ role: 'system', content: 'token ABC-123' }, { role: 'user', content: 'hi' }] },
+    });
+    expect(await verdict('regexMatch', { rule: 'ABC-\\d+' }, input)).toBe(true);
+  });
+
+  it('reads the answer in the response phase', async () => {
+    expect(await verdict('regexMatch', { rule: '^yes' }, chatResponse('yes indeed'))).toBe(true);
+    expect(await verdict('regexMatch', { rule: '^yes' }, chatResponse('no'))).toBe(false);
+  });
+
+  it('finds a match beyond the regex input cap (padding does not bypass it) and reports only its offset', async () => {
+    const text = 'x'.repeat(MAX_REGEX_INPUT * 3 + 17) + 'NEEDLE';
+    const out = await run('regexMatch', { rule: 'NEEDLE' }, chatRequest(text));
+    expect(out.verdict).toBe(true);
+    expect(out.data).toEqual({ matched: true, offset: MAX_REGEX_INPUT * 3 + 17 });
+    expect(JSON.stringify(out.data)).not.toContain('NEEDLE');
+  });
+
+  it('^, $ and \\b mean the ends of the text and real word edges, not the cuts between windows', async () => {
+    const pad = 'z'.repeat(MAX_REGEX_INPUT * 2);
+    for (const cut of [MAX_REGEX_INPUT / 2 - 1, MAX_REGEX_INPUT / 2, MAX_REGEX_INPUT - 1, MAX_REGEX_INPUT]) {
+      const text = 'y'.repeat(cut) + 'abc' + pad;
+      expect(await verdict('regexMatch', { rule: '^abc' }, chatRequest(text)), `^ at ${cut}`).toBe(false);
+      expect(await verdict('regexMatch', { rule: '\\babc' }, chatRequest(text)), `\\b at ${cut}`).toBe(false);
+      const tail = pad.slice(0, cut) + 'abc' + 'y'.repeat(MAX_REGEX_INPUT);
+      expect(await verdict('regexMatch', { rule: 'abc$' }, chatRequest(tail)), `$ at ${cut}`).toBe(false);
+    }
+    expect(await verdict('regexMatch', { rule: '^abc' }, chatRequest('abc' + pad))).toBe(true);
+    expect(await verdict('regexMatch', { rule: 'abc$' }, chatRequest(pad + 'abc'))).toBe(true);
+    expect(await verdict('regexMatch', { rule: '\\babc\\b' }, chatRequest(pad + ' abc ' + pad))).toBe(true);
+  });
+
+  it('finds a match of up to half a window wherever it sits', async () => {
+    const needle = 'N' + 'e'.repeat(MAX_REGEX_INPUT / 2 - 4) + 'D';
+    for (let at = 0; at < MAX_REGEX_INPUT * 2; at += 331) {
+      const text = 'x'.repeat(at) + needle + 'x'.repeat(MAX_REGEX_INPUT * 2);
+      expect((await run('regexMatch', { rule: 'Ne+D' }, chatRequest(text))).data, `at ${at}`).toEqual({ matched: true, offset: at });
+    }
+  });
+
+  it('refuses a missing, invalid or too long rule, naming the path', () => {
+    expectInvalid('regexMatch', {}, 'rule');
+    expectInvalid('regexMatch', { rule: '(' }, 'rule', /invalid rule/);
+    expectInvalid('regexMatch', { rule: 'a'.repeat(257) }, 'rule', /at most 256 characters/);
+    expectInvalid('regexMatch', { rule: 'a', not: 'yes' }, 'not');
+    expectInvalid('regexMatch', { rule: 'a', flags: 'i' }, '', /flags/);
+  });
+});

@@ -1,0 +1,71 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import type { ResolvedCheck } from '../../src/checks/registry.js';
+import { settleCheck } from '../../src/checks/settle.js';
+import type { CheckDef } from '../../src/checks/types.js';
+import { chatRequest, deps } from './_helpers.js';
+
+const resolved = (run: CheckDef<object>['run']): ResolvedCheck => ({
+  id: 'default.test',
+  def: { id: 'test', params: z.object({}), run } as CheckDef<unknown>,
+  params: {},
+  not: false,
+  path: 'p',
+});
+
+describe('settleCheck', () => {
+  it('a pass or a fail is kept with its data and whether it transformed', async () => {
+    const r = await settleCheck(resolved(() => ({ verdict: false, data: { n: 1 }, transformed: { request: { body: {} } } })), chatRequest('x'), deps());
+    expect(r.result).toMatchObject({ id: 'default.test', verdict: false, data: { n: 1 }, error: null, transformed: true });
+    expect(r.outcome?.transformed).toEqual({ request: { body: {} } });
+  });
+
+  it('a throw or a rejection is a failed check with error (fail closed)', async () => {
+    const sync = await settleCheck(resolved(() => { throw new Error('boom'); }), chatRequest('x'), deps());
+    expect(sync.result).toMatchObject({ verdict: false, error: 'boom', data: null });
+    const async = await settleCheck(resolved(() => Promise.reject(new Error('later'))), chatRequest('x'), deps());
+    expect(async.result).toMatchObject({ verdict: false, error: 'later' });
+    expect(async.outcome).toBeUndefined();
+  });
+
+  it('fail_on_error: false turns an error into a pass that still reports it', async () => {
+    const r = await settleCheck(resolved(() => { throw new Error('boom'); }), chatRequest('x'), deps(), { failOnError: false });
+    expect(r.result).toMatchObject({ verdict: true, error: 'boom' });
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('the time limit fails a check that never answers, and aborts its signal (virtual time)', async () => {
+    vi.useFakeTimers();
+    let seen: AbortSignal | undefined;
+    const pending = settleCheck(
+      resolved((_i, _p, _d, signal) => {
+        seen = signal;
+        return new Promise(() => {});
+      }),
+      chatRequest('x'),
+      deps(),
+      { timeoutMs: 5_000 },
+    );
+    await vi.advanceTimersByTimeAsync(4_999);
+    expect(seen?.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    const r = await pending;
+    expect(r.result).toMatchObject({ verdict: false, error: 'timed out after 5000 ms' });
+    expect(seen?.aborted).toBe(true);
+  });
+
+  it('the request signal aborts the check', async () => {
+    const ac = new AbortController();
+    const p = settleCheck(
+      resolved((_i, _p, _d, signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('client gone'))))),
+      chatRequest('x'),
+      deps(),
+      { signal: ac.signal },
+    );
+    ac.abort();
+    expect((await p).result).toMatchObject({ verdict: false, error: 'client gone' });
+  });
+});
