@@ -181,19 +181,32 @@ export const HookCheckSchema = z.strictObject({
   parameters: JsonObject,
 });
 
+/**
+ * Gateway additions to hooks and guardrail entries: `fail_on_error: false` lets a check that throws
+ * or times out pass (fail open, by choice), `sequential` runs the checks one after the other, and
+ * `timeout` is each check's time limit in ms.
+ */
+const HookRunOptions = {
+  fail_on_error: z.boolean().optional(),
+  sequential: z.boolean().optional(),
+  timeout: z.number().int().min(1).max(60_000).optional(),
+};
+
 export const BeforeRequestHookSchema = z.strictObject({
   id: z.string().min(1),
-  type: z.string().optional(),
+  type: z.enum(['guardrail', 'mutator']).optional(),
   checks: z.array(HookCheckSchema).optional(),
   on_fail: OutcomeWithDeny.optional(),
   on_success: OutcomeWithDeny.optional(),
+  ...HookRunOptions,
 });
 
 export const AfterRequestHookSchema = z.strictObject({
   id: z.string().min(1),
-  type: z.string().optional(),
+  type: z.enum(['guardrail', 'mutator']).optional(),
   checks: z.array(HookCheckSchema).optional(),
   async: z.boolean().optional(),
+  ...HookRunOptions,
   on_fail: OutcomeFeedbackOnly.optional(),
   on_success: OutcomeFeedbackOnly.optional(),
 });
@@ -206,10 +219,13 @@ function guardrailEntry(outcome: typeof OutcomeWithDeny | typeof OutcomeFeedback
   const obj = z
     .object({
       id: z.string().optional(),
+      /** Pins a stored guardrail's version (with `id` naming it). */
+      version_id: z.string().optional(),
       deny: z.boolean().optional(),
       async: z.boolean().optional(),
       on_fail: outcome.optional(),
       on_success: outcome.optional(),
+      ...HookRunOptions,
     })
     .catchall(GuardrailCheckParams);
   return stringOrObject(z.string().min(1, 'a guardrail id must not be empty'), obj);

@@ -41,6 +41,11 @@ export const ERROR_CATALOG = {
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'Unknown route.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'The route does not serve this method; Allow lists those it does.' },
   request_timeout: { status: 408, type: 'timeout_error', message: 'The request timed out.' },
+  hooks_failed: {
+    status: 446,
+    type: 'hooks_failed',
+    message: 'A guardrail or hook denied the request or its answer.',
+  },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   unsupported_media_type: {
     status: 415,

@@ -17,6 +17,8 @@ export interface GatewayErrorOptions {
   upstreamCode?: string | null;
   upstreamType?: string;
   headers?: Record<string, string>;
+  /** More top-level fields of the error body (e.g. `hook_results` of a 446). */
+  extra?: Record<string, unknown>;
   cause?: unknown;
 }
 
@@ -29,6 +31,7 @@ export class GatewayError extends Error {
   readonly issues?: Issue[];
   readonly upstreamCode?: string | null;
   readonly headers?: Record<string, string>;
+  readonly extra?: Record<string, unknown>;
 
   constructor(code: ErrorCode, message?: string, opts: GatewayErrorOptions = {}) {
     const entry = ERROR_CATALOG[code];
@@ -41,6 +44,7 @@ export class GatewayError extends Error {
     this.issues = opts.issues;
     this.upstreamCode = opts.upstreamCode;
     this.headers = opts.headers;
+    this.extra = opts.extra;
   }
 
   /** The OpenAI-style envelope. */
@@ -53,6 +57,7 @@ export class GatewayError extends Error {
     };
     const body: Record<string, unknown> = { error, trace_id: traceId };
     if (this.issues) body.issues = this.issues;
+    if (this.extra) Object.assign(body, this.extra);
     return body;
   }
 }

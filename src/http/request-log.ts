@@ -10,11 +10,40 @@ export interface RequestLogSource {
   readonly req: { readonly method?: string; readonly url?: string };
   readonly res: { readonly statusCode: number };
   readonly settings: { readonly metadata?: Record<string, unknown> };
-  readonly ctx: { readonly request: { readonly stream: boolean }; readonly attempts: number; readonly usage?: Usage } | undefined;
+  readonly ctx:
+    | {
+        readonly request: { readonly stream: boolean };
+        readonly attempts: number;
+        readonly usage?: Usage;
+        readonly hooks?: { readonly before: readonly HookLogEntry[]; readonly after: readonly HookLogEntry[] };
+      }
+    | undefined;
   readonly meta: { readonly provider: string; readonly target: string; readonly cacheStatus?: string } | undefined;
   readonly error: { readonly code: string; readonly status: number; readonly message: string } | undefined;
   readonly clientAborted: boolean;
   readonly gatewayKey: { readonly name: string } | undefined;
+}
+
+/** What the log line says of a hook: its id, verdict, whether it denied, and its feedback; never the checked text. */
+export interface HookLogEntry {
+  readonly id: string;
+  readonly verdict: boolean;
+  readonly deny: boolean;
+  readonly feedback?: { readonly value?: number; readonly weight?: number; readonly metadata?: Record<string, unknown> };
+}
+
+/** The hooks' part of a log line: `[{id, list, verdict, deny?, feedback?}]`. */
+export function hooksSummary(before: readonly HookLogEntry[], after: readonly HookLogEntry[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const add = (list: string, h: HookLogEntry): void => {
+    const e: Record<string, unknown> = { id: h.id, list, verdict: h.verdict };
+    if (h.deny) e.deny = true;
+    if (h.feedback) e.feedback = h.feedback;
+    out.push(e);
+  };
+  for (const h of before) add('before_request_hooks', h);
+  for (const h of after) add('after_request_hooks', h);
+  return out;
 }
 
 /** Writes one request's log line (nothing when the logger's level is above `info`). */
@@ -44,6 +73,7 @@ function requestLine(ex: RequestLogSource, latencyMs: number): string {
     if (ctx.request.stream !== undefined) s += `,"stream":${ctx.request.stream}`;
     if (ctx.attempts !== undefined) s += `,"attempts":${num(ctx.attempts)}`;
     if (ctx.usage) s += `,"usage":${JSON.stringify(ctx.usage)}`;
+    if (ctx.hooks) s += `,"hooks":${JSON.stringify(hooksSummary(ctx.hooks.before, ctx.hooks.after))}`;
   }
   if (meta) {
     if (meta.provider !== undefined) s += `,"provider":${str(meta.provider)}`;
@@ -76,7 +106,12 @@ const PROBE: RequestLogSource = {
   req: { method: 'POST', url: '/v1/chat/completions?x=1' },
   res: { statusCode: 502 },
   settings: { metadata: { team: 'a"b', n: 1, ok: true, none: null } },
-  ctx: { request: { stream: true }, attempts: 2, usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } },
+  ctx: {
+    request: { stream: true },
+    attempts: 2,
+    usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+    hooks: { before: [{ id: 'h"1', verdict: false, deny: true, feedback: { value: -1, weight: 2 } }], after: [{ id: 'h2', verdict: true, deny: false }] },
+  },
   meta: { provider: 'openai', target: 'config.targets[0]', cacheStatus: 'MISS' },
   error: { code: 'upstream_error', status: 502, message: 'm' },
   clientAborted: true,

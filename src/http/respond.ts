@@ -5,7 +5,7 @@ import { GatewayError, toGatewayError } from '../errors/gateway-error.js';
 import { sendError } from './errors.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 import type { Flow } from '../upstream/flow.js';
-import { SSE_DONE, SSE_HEADERS, sseData, sseError } from '../upstream/sse-encode.js';
+import { SSE_DONE, SSE_HEADERS, sseComment, sseData, sseError } from '../upstream/sse-encode.js';
 
 function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): void {
   ex.meta = meta;
@@ -96,7 +96,7 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs:
           res.writeHead(200, SSE_HEADERS);
           return;
         case 'chunk':
-          if (ev.data !== '' && !res.write(sseData(ev.data))) hold();
+          if (ev.data !== '' && !res.write(ev.comment ? sseComment(ev.data) : sseData(ev.data))) hold();
           return;
       }
     },

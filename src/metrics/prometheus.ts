@@ -132,6 +132,28 @@ export class PrometheusTelemetry implements Telemetry {
     this.registry,
   );
 
+  private readonly checks = new CounterFamily(
+    'sluice_check_verdicts_total',
+    'Guardrail and hook check runs by check id and verdict (pass, fail, error).',
+    ['check', 'verdict'],
+    this.registry,
+  );
+  private readonly checkLatency = new HistogramFamily(
+    'sluice_check_duration_seconds',
+    'Guardrail and hook check duration by check id.',
+    ['check'],
+    [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5],
+    this.registry,
+  );
+  private readonly denials = new CounterFamily('sluice_hook_denials_total', 'Requests or answers denied (446) by hook id and list.', ['hook', 'list'], this.registry);
+  private readonly feedbackCount = new CounterFamily('sluice_hook_feedback_total', 'Feedback recorded by hooks, by hook id.', ['hook'], this.registry);
+  private readonly feedbackValue = new GaugeFamily(
+    'sluice_hook_feedback_value_sum',
+    'Sum of feedback value × weight recorded by hooks, by hook id (a gauge: values may be negative; divide by sluice_hook_feedback_total for the mean).',
+    ['hook'],
+    this.registry,
+  );
+
   constructor(
     private readonly maxTargets = 500,
     defaultMetrics = true,
@@ -144,6 +166,23 @@ export class PrometheusTelemetry implements Telemetry {
         this.registry.removeSingleMetric(n);
       }
     }
+  }
+
+  check(checkId: string, verdict: 'pass' | 'fail' | 'error', seconds: number): void {
+    // Check ids come from the registry (a closed set), so they are bounded labels.
+    this.checks.cell(checkId, verdict).inc();
+    this.checkLatency.cell(checkId).observe(seconds);
+  }
+
+  hookDenied(hookId: string, list: string): void {
+    this.denials.cell(this.target(hookId), list).inc();
+  }
+
+  feedback(hookId: string, value: number, weight: number): void {
+    const hook = this.target(hookId);
+    this.feedbackCount.cell(hook).inc();
+    const g = this.feedbackValue.cell(hook);
+    g.set(g.value + value * weight);
   }
 
   private target(name: string): string {

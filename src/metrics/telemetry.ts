@@ -29,6 +29,12 @@ export interface Telemetry {
   storeOperation(store: string, operation: string, seconds: number, ok: boolean): void;
   /** Gateway-wide: the request's total time and the part not spent waiting on upstreams. */
   request(endpoint: string, status: number, totalSeconds: number, overheadSeconds: number): void;
+  /** One guardrail/hook check ran: its id (`default.<name>`), verdict (pass, fail, error) and time. */
+  check(checkId: string, verdict: 'pass' | 'fail' | 'error', seconds: number): void;
+  /** A hook denied a request or answer (446); `list` names its config list. */
+  hookDenied(hookId: string, list: string): void;
+  /** A hook's outcome recorded feedback (on_success / on_fail). */
+  feedback(hookId: string, value: number, weight: number): void;
 }
 
 export const noopTelemetry: Telemetry = {
@@ -42,4 +48,7 @@ export const noopTelemetry: Telemetry = {
   request() {},
   cacheLookup() {},
   storeOperation() {},
+  check() {},
+  hookDenied() {},
+  feedback() {},
 };

@@ -6,7 +6,7 @@ export const DEFAULT_RETRY_CODES: readonly number[] = [429, 500, 502, 503, 504];
 export const MAX_RETRY_ATTEMPTS = 10;
 
 /** Errors that came from trying the upstream; gateway decisions (open circuit, bad config) are not. */
-const RETRYABLE = new Set(['upstream_error', 'upstream_unreachable', 'upstream_invalid_response', 'stream_interrupted', 'request_timeout', 'upstream_timeout']);
+const RETRYABLE = new Set(['hooks_failed', 'upstream_error', 'upstream_unreachable', 'upstream_invalid_response', 'stream_interrupted', 'request_timeout', 'upstream_timeout']);
 
 export interface RetryOptions {
   attempts: number;

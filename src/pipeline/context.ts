@@ -1,5 +1,7 @@
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { PlanNode } from '../plan/types.js';
+import type { HookAccount } from '../checks/hooks.js';
+import type { HookStageDeps } from '../operators/request-hooks.js';
 import type { CacheStore } from '../state/cache-store.js';
 import type { VectorIndex } from '../state/vector-index.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
@@ -23,6 +25,8 @@ export interface CacheDeps {
 
 /** What every operator may use; handed in, never imported. */
 export interface PipelineDeps {
+  /** What the hook and guardrail stages use (checks' HTTP client and clock, metrics, async results). */
+  hooks?: HookStageDeps;
   cache?: CacheDeps;
   registry: ProviderRegistry;
   dispatchers: Dispatchers;
@@ -45,6 +49,8 @@ export interface RequestContext {
   traceId: string;
   /** The plan this request runs (set by the edge once resolved). */
   plan?: PlanNode;
+  /** What the request's hooks and guardrails produced (hook_results, 246). */
+  hooks?: HookAccount;
   request: ProviderRequest;
   metadata?: Record<string, unknown>;
   /** Cache partitioning: the key's workspace, the namespace header, force refresh. */

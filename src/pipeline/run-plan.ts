@@ -1,4 +1,8 @@
-import type { Observable } from 'rxjs';
+import { of, switchMap, type Observable } from 'rxjs';
+import { hooksOf } from '../plan/hooks.js';
+import type { HookSpec } from '../checks/hooks.js';
+import { requestHooks, type HookStageDeps } from '../operators/request-hooks.js';
+import { responseHooks } from '../operators/response-hooks.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { circuitBreaker, circuitOpenError } from '../operators/circuit-breaker.js';
 import { conditional } from '../operators/conditional.js';
@@ -64,10 +68,32 @@ export class PlanRunner {
     return run;
   }
 
+  /**
+   * A node's own stages, in this order: input guardrails → before hooks → cache → the node (strategy
+   * or target). Each wraps the node at the config level that declares it; children inherit the
+   * settings without running them again. Output guardrails and after hooks run per target (below).
+   */
   private build(node: PlanNode): Run {
-    const inner = node.kind === 'target' ? this.target(node) : this.strategy(node);
+    let run = node.kind === 'target' ? this.target(node) : this.strategy(node);
     const cache = node.settings.cache;
-    return cache && this.deps.cache && node.declares.includes('cache') ? this.cached(node, cache, inner) : inner;
+    if (cache && this.deps.cache && node.declares.includes('cache')) run = this.cached(node, cache, run);
+    const hooks = hooksOf(node);
+    for (const list of ['before_request_hooks', 'input_guardrails'] as const) {
+      if (node.declares.includes(list) && hooks[list].length > 0) run = this.requestStage(hooks[list], run);
+    }
+    return run;
+  }
+
+  private hookDeps(): HookStageDeps {
+    const h = this.deps.hooks;
+    if (!h) throw new Error('a plan with hooks or guardrails needs PipelineDeps.hooks');
+    return h;
+  }
+
+  /** Input guardrails or before hooks in front of `inner`: a deny is a 446 and `inner` never runs. */
+  private requestStage(hooks: readonly HookSpec[], inner: Run): Run {
+    const stage = requestHooks<RequestContext>(hooks, this.hookDeps());
+    return (ctx) => of(ctx).pipe(stage, switchMap(inner));
   }
 
   /** Can this node serve now? A target whose circuit is open cannot; a strategy can if any child can. */
@@ -93,6 +119,15 @@ export class PlanRunner {
   private target(node: TargetNode): Run {
     const deps = this.deps;
     let run: Run = (ctx) => callTarget(node, ctx, deps);
+    // Output guardrails then after hooks (own or inherited) check this target's answer inside its
+    // retry and breaker: a 446 is an error that retry (on_status_codes: [446]) and fallback see.
+    const hooks = hooksOf(node);
+    const answerHooks = [...hooks.output_guardrails, ...hooks.after_request_hooks];
+    if (answerHooks.length > 0) {
+      const hookDeps = this.hookDeps();
+      const call = run;
+      run = (ctx) => call(ctx).pipe(responseHooks(answerHooks, ctx, node.path, hookDeps));
+    }
     const retry = node.settings.retry;
     if (retry && retry.attempts > 0) {
       // One operator per endpoint (metric labels differ), made the first time a request needs it.

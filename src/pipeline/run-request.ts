@@ -1,5 +1,6 @@
 import { defer, identity, map, Observable, switchMap, type MonoTypeOperatorFunction } from 'rxjs';
 import { accounting } from '../operators/accounting.js';
+import { hookResults } from '../operators/hook-results.js';
 import type { PlanNode } from '../plan/types.js';
 import type { GatewayEvent } from '../upstream/events.js';
 import type { RequestContext } from './context.js';
@@ -20,51 +21,38 @@ export interface RequestEdge<I> {
   context(input: I, plan: PlanNode, body: unknown): RequestContext;
 }
 
-/** A stage over the request before the upstream (it may change or refuse the request). */
+/** A stage over the request before the plan runs (it may change or refuse the request). */
 export type RequestStage = MonoTypeOperatorFunction<RequestContext>;
-/** A stage over the answer's events (it may hold, change or refuse them). */
-export type AnswerStage = (ctx: RequestContext) => MonoTypeOperatorFunction<GatewayEvent>;
 
 /**
- * The stages that later issues fill in. Each is the identity until it exists; a config that asks for
- * one that does not exist yet is refused when its plan is built (400 not_supported_yet), so nothing
- * a config asks for is silently skipped.
+ * Request-level stages that later issues fill in. Each is the identity until it exists; a config that
+ * asks for a feature that does not exist yet is refused when its plan is built (400
+ * not_supported_yet), so nothing a config asks for is silently skipped.
  */
 export interface Stages {
   usageLimit: RequestStage;
-  inputGuardrails: RequestStage;
-  beforeHooks: RequestStage;
-  outputGuardrails: AnswerStage;
-  afterHooks: AnswerStage;
 }
 
-const noAnswerStage: AnswerStage = () => identity;
-
-export const NO_STAGES: Stages = {
-  usageLimit: identity,
-  inputGuardrails: identity,
-  beforeHooks: identity,
-  outputGuardrails: noAnswerStage,
-  afterHooks: noAnswerStage,
-};
+export const NO_STAGES: Stages = { usageLimit: identity };
 
 /**
  * The order of every proxied request, written once (DESIGN.md §1), as one RxJS composition built at
  * start:
  *
- *   authenticate → resolve config → read body → context → usage limit → input guardrails
- *     → before hooks → [cache → strategy plan] → output guardrails → after hooks → accounting
+ *   authenticate → resolve config → read body → context → usage limit
+ *     → [input guardrails → before hooks → cache → strategy → per target: output guardrails → after hooks]
+ *     → accounting → hook results
  *
  * and the edge's writer subscribes to the result (respond). The bracket is the compiled plan
- * (PlanRunner): the cache sits at the config level that declares it, around its strategy. An error in
- * any stage travels down the error channel: before the first event it is a JSON error response,
- * after it an SSE error event.
+ * (PlanRunner, src/pipeline/run-plan.ts), where each config level's own stages wrap it in that order:
+ * a level's guardrails and hooks run where the config declares them, output guardrails and after hooks
+ * on each target's answer (so retry and fallback see a 446). An error in any stage travels down the
+ * error channel: before the first event it is a JSON error response, after it an SSE error event.
  */
 export function requestPipeline<I>(edge: RequestEdge<I>, runner: PlanRunner, stages: Stages = NO_STAGES): (input: I) => Observable<GatewayEvent> {
-  const before = (ctx$: Observable<RequestContext>): Observable<RequestContext> =>
-    ctx$.pipe(stages.usageLimit, stages.inputGuardrails, stages.beforeHooks);
+  const before = (ctx$: Observable<RequestContext>): Observable<RequestContext> => ctx$.pipe(stages.usageLimit);
   const answer = (ctx: RequestContext): Observable<GatewayEvent> =>
-    runner.run(ctx.plan!, ctx).pipe(stages.outputGuardrails(ctx), stages.afterHooks(ctx), accounting(ctx));
+    runner.run(ctx.plan!, ctx).pipe(accounting(ctx), hookResults(ctx, ctx.plan!.settings.strict_vendor_compliance === true));
   return (input) =>
     before(
       defer(() => {

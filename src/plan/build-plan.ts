@@ -8,6 +8,7 @@ import type { Target } from '../providers/types.js';
 import type { HostGuard } from '../security/host-guard.js';
 import type { VersionedLookup } from '../state/versioned-store.js';
 import { inherit } from './inherit.js';
+import { compileSettingsHooks, setHooks, type GuardrailLookup } from './hooks.js';
 import { compileQuery } from './query.js';
 import { STAGE_SETTINGS, type NodeSettings, type PlanNode, type StageSetting, type StrategyNode, type TargetNode } from './types.js';
 
@@ -143,16 +144,16 @@ function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: 
 }
 
 /**
- * Config fields whose pipeline stage does not exist yet. Accepting them would be a safety feature
- * that silently does nothing (a guardrail that never runs), so a config that sets one is refused.
+ * Config fields whose pipeline stage does not exist yet. Accepting them would be a feature that
+ * silently does nothing, so a config that sets one is refused.
  */
-const NOT_YET = ['input_guardrails', 'output_guardrails', 'before_request_hooks', 'after_request_hooks', 'prompt_id'] as const;
+const NOT_YET = ['prompt_id'] as const;
 
 function refuseUnsupported(cfg: Config, path: string): void {
   for (const k of NOT_YET) {
     const v = (cfg as Record<string, unknown>)[k];
     if (v === undefined || (Array.isArray(v) && v.length === 0)) continue;
-    throw new GatewayError('not_supported_yet', `${path}.${k} is not supported yet: this gateway does not run ${k.replace(/_/g, ' ')}, so it refuses the config instead of ignoring it.`, {
+    throw new GatewayError('not_supported_yet', `${path}.${k} is not supported yet: this gateway does not use ${k.replace(/_/g, ' ')}s, so it refuses the config instead of ignoring it.`, {
       param: `${path}.${k}`,
     });
   }
@@ -168,11 +169,13 @@ function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, 
     });
   }
   const weight = cfg.weight ?? 1;
+  const hooks = compileSettingsHooks(settings, path, deps.guardrails);
   const declares = STAGE_SETTINGS.filter((k) => (cfg as Record<string, unknown>)[k] !== undefined) as StageSetting[];
   const mode = cfg.strategy?.mode;
   if (!mode || (mode === 'single' && !cfg.targets)) {
     const target = resolveTarget(cfg, settings, path, deps, headerFields);
     const node: TargetNode = { kind: 'target', path, weight, settings, declares, target, id: cfg.name ?? path };
+    setHooks(node, hooks);
     if (cfg.name !== undefined) node.name = cfg.name;
     return node;
   }
@@ -180,6 +183,7 @@ function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, 
   const strategy = cfg.strategy!;
   const children = (cfg.targets ?? []).map((t, i) => build(t, settings, `${path}.targets[${i}]`, deps, false));
   const node: StrategyNode = { kind: mode, path, weight, settings, declares, children };
+  setHooks(node, hooks);
   if (cfg.name !== undefined) node.name = cfg.name;
   if (strategy.on_status_codes) node.on_status_codes = strategy.on_status_codes;
   if (strategy.hedge_after_ms !== undefined) node.hedge_after_ms = strategy.hedge_after_ms;

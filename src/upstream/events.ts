@@ -20,4 +20,5 @@ export interface AnswerMeta {
 export type GatewayEvent =
   | { type: 'json'; status: number; body: unknown; raw?: string; meta: AnswerMeta; usage?: Usage }
   | { type: 'stream-start'; meta: AnswerMeta }
-  | { type: 'chunk'; data: string; usage?: Usage };
+  /** `comment`: written as an SSE comment line (`: data`) that clients ignore (a stream's closing `hook_results`). */
+  | { type: 'chunk'; data: string; usage?: Usage; comment?: true };

@@ -18,3 +18,6 @@ export const SSE_DONE = 'data: [DONE]\n\n';
 
 /** A named error event: OpenAI's SDK treats `event: error` (and a data object with `error`) as a failure. */
 export const sseError = (body: unknown): string => `event: error\ndata: ${JSON.stringify(body)}\n\n`;
+
+/** A comment line: clients (the openai SDK included) ignore it; line breaks become spaces. */
+export const sseComment = (text: string): string => `: ${text.replace(/\r\n|\r|\n/g, ' ')}\n\n`;

@@ -24,6 +24,9 @@ export function recording(now: () => number = () => 0): { telemetry: Telemetry; 
     request: rec('request'),
     cacheLookup: rec('cacheLookup'),
     storeOperation: rec('storeOperation'),
+    check: rec('check'),
+    hookDenied: rec('hookDenied'),
+    feedback: rec('feedback'),
   };
   return { telemetry, calls, at };
 }

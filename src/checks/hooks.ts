@@ -1,0 +1,177 @@
+/**
+ * Running a hook: its checks (concurrently, or one after the other when `sequential`), each bounded
+ * by the hook's time limit, a throw or a timeout counted as a failure (fail closed) unless the hook
+ * says `fail_on_error: false`; mutators' changes applied in order. What a hook *means* (deny, 246,
+ * async, feedback) is decided by the stage operators; this only runs it and reports.
+ */
+import { runCheck, type ResolvedCheck } from './registry.js';
+import type { CheckDeps, CheckInput, CheckOutcome } from './types.js';
+
+export type HookList = 'input_guardrails' | 'before_request_hooks' | 'output_guardrails' | 'after_request_hooks';
+
+export interface Feedback {
+  value?: number;
+  weight?: number;
+  metadata?: Record<string, unknown>;
+}
+
+export interface HookSpec {
+  /** The hook's id; a guardrail entry without one is named by its place, e.g. `input_guardrails[0]`. */
+  id: string;
+  list: HookList;
+  /** JSON path of the entry in the config, for errors. */
+  path: string;
+  /** `guardrail` decides; `mutator` changes the request or answer (a guardrail entry whose checks are all mutators is one). */
+  type: 'guardrail' | 'mutator';
+  checks: ResolvedCheck[];
+  /** Answer 446 when the hook fails (guardrail entry `deny`, or `on_fail.deny`). */
+  denyOnFail: boolean;
+  /** Answer 446 when the hook passes (`on_success.deny`, as the spec allows for before hooks). */
+  denyOnSuccess: boolean;
+  /** Runs after the answer without delaying it; its verdict never changes the answer. */
+  async: boolean;
+  /** A check that throws or times out fails the hook (fail closed) unless this is false. */
+  failOnError: boolean;
+  /** Run the checks one after the other (mutators see the previous output) instead of concurrently. */
+  sequential: boolean;
+  /** Time limit of each check, ms. */
+  timeoutMs: number;
+  onFail?: Feedback;
+  onSuccess?: Feedback;
+}
+
+export const DEFAULT_CHECK_TIMEOUT_MS = 5_000;
+
+/** One check's result, as `hook_results` shows it: never the checked text. */
+export interface CheckResult {
+  id: string;
+  verdict: boolean;
+  data?: unknown;
+  error?: string;
+  /** ms */
+  execution_time: number;
+  transformed: boolean;
+}
+
+/** One hook's result, as `hook_results` shows it. */
+export interface HookResult {
+  id: string;
+  verdict: boolean;
+  /** This result denied the request or answer (446). */
+  deny: boolean;
+  async: boolean;
+  checks: CheckResult[];
+  /** ms */
+  execution_time: number;
+  transformed: boolean;
+  /** The feedback its outcome records (on_success / on_fail). */
+  feedback?: Feedback;
+  /** The target whose answer an output hook checked (JSON path). */
+  target?: string;
+}
+
+export interface HookRun {
+  result: HookResult;
+  /** The mutated bodies, when a mutator changed something. */
+  transformed?: CheckOutcome['transformed'];
+}
+
+class CheckTimeout extends Error {
+  constructor(ms: number) {
+    super(`the check did not answer within ${ms} ms`);
+  }
+}
+
+/** One check with its time limit; never rejects. */
+async function timedCheck(check: ResolvedCheck, input: CheckInput, deps: CheckDeps, timeoutMs: number, failOnError: boolean, parent?: AbortSignal): Promise<{ r: CheckResult; out?: CheckOutcome }> {
+  const start = performance.now();
+  const ac = new AbortController();
+  const onAbort = (): void => ac.abort();
+  parent?.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const out = await Promise.race([
+      Promise.resolve().then(() => runCheck(check, input, deps, ac.signal)),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          ac.abort();
+          reject(new CheckTimeout(timeoutMs));
+        }, timeoutMs);
+      }),
+    ]);
+    const r: CheckResult = { id: check.id, verdict: out.verdict, execution_time: performance.now() - start, transformed: out.transformed !== undefined };
+    if (out.data !== undefined) r.data = out.data;
+    return { r, out };
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    return { r: { id: check.id, verdict: !failOnError, error: message, execution_time: performance.now() - start, transformed: false } };
+  } finally {
+    if (timer) clearTimeout(timer);
+    parent?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** The input a later check sees after a mutator changed a body. */
+function applied(input: CheckInput, t: NonNullable<CheckOutcome['transformed']>, rebuild: (body: Record<string, unknown> | undefined, response?: unknown) => CheckInput): CheckInput {
+  return rebuild(t.request?.body ?? input.request.body, t.response ? t.response.body : input.response?.body);
+}
+
+/**
+ * Run one hook against `input`. `rebuild` makes a new input from changed bodies (texts extracted
+ * again) so that sequential checks see a mutator's output.
+ */
+export async function runHook(
+  spec: HookSpec,
+  input: CheckInput,
+  deps: CheckDeps,
+  rebuild: (body: Record<string, unknown> | undefined, response?: unknown) => CheckInput,
+  signal?: AbortSignal,
+): Promise<HookRun> {
+  const start = performance.now();
+  const results: CheckResult[] = [];
+  let transformed: CheckOutcome['transformed'];
+  const merge = (t: NonNullable<CheckOutcome['transformed']>): void => {
+    transformed = { ...transformed, ...t };
+  };
+  // Mutators chain (each sees the previous one's output), so a hook with one runs its checks in order.
+  if (spec.sequential || spec.checks.some((c) => c.def.mutator)) {
+    let current = input;
+    for (const c of spec.checks) {
+      const { r, out } = await timedCheck(c, current, deps, spec.timeoutMs, spec.failOnError, signal);
+      results.push(r);
+      if (out?.transformed) {
+        merge(out.transformed);
+        current = applied(current, out.transformed, rebuild);
+      }
+    }
+  } else {
+    const runs = await Promise.all(spec.checks.map((c) => timedCheck(c, input, deps, spec.timeoutMs, spec.failOnError, signal)));
+    for (const { r } of runs) results.push(r);
+  }
+  const verdict = results.every((r) => r.verdict);
+  const deny = verdict ? spec.denyOnSuccess : spec.denyOnFail;
+  const result: HookResult = {
+    id: spec.id,
+    verdict,
+    deny,
+    async: spec.async,
+    checks: results,
+    execution_time: performance.now() - start,
+    transformed: transformed !== undefined,
+  };
+  const feedback = verdict ? spec.onSuccess : spec.onFail;
+  if (feedback) result.feedback = feedback;
+  return transformed ? { result, transformed } : { result };
+}
+
+/** What a request's hooks produced so far: `hook_results`, and whether a sync hook failed without deny (246). */
+export interface HookAccount {
+  before: HookResult[];
+  after: HookResult[];
+  failed: boolean;
+}
+
+/** The `hook_results` member of an answer. */
+export function hookResultsBody(a: HookAccount): { before_request_hooks: HookResult[]; after_request_hooks: HookResult[] } {
+  return { before_request_hooks: a.before, after_request_hooks: a.after };
+}

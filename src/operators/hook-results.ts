@@ -1,0 +1,47 @@
+import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { hookResultsBody, type HookAccount } from '../checks/hooks.js';
+import type { GatewayEvent } from '../upstream/events.js';
+
+/** The part of a request's context this stage reads: the pipeline's RequestContext is one. */
+export interface HookResultsSource {
+  hooks?: HookAccount;
+}
+
+/**
+ * When any hook ran, the answer says so: a JSON answer gains `hook_results` (input guardrails and
+ * before hooks under `before_request_hooks`, output guardrails and after hooks under
+ * `after_request_hooks`) and becomes a 246 when a check failed without deny; a stream ends with a
+ * `: hook_results {...}` SSE comment before `[DONE]` (its status, sent with the first chunk, stays
+ * 200). Off under `strict_vendor_compliance`, which sends only OpenAI's fields. Read at the end of
+ * the answer, so results of hooks that ran on the stream's end are in it.
+ */
+export function hookResults(ctx: HookResultsSource, strict: boolean): MonoTypeOperatorFunction<GatewayEvent> {
+  if (strict) return (s) => s;
+  return (source) =>
+    new Observable<GatewayEvent>((subscriber) => {
+      let streaming = false;
+      return source.subscribe({
+        next(ev) {
+          if (ev.type === 'stream-start') streaming = true;
+          const account = ctx.hooks;
+          if (ev.type !== 'json' || !account) return subscriber.next(ev);
+          const body = ev.body && typeof ev.body === 'object' && !Array.isArray(ev.body) ? (ev.body as Record<string, unknown>) : undefined;
+          if (!body) return subscriber.next(ev);
+          subscriber.next({
+            type: 'json',
+            status: account.failed && ev.status >= 200 && ev.status < 300 ? 246 : ev.status,
+            body: { ...body, hook_results: hookResultsBody(account) },
+            meta: ev.meta,
+            ...(ev.usage ? { usage: ev.usage } : {}),
+          });
+        },
+        error: (e: unknown) => subscriber.error(e),
+        complete() {
+          const account = ctx.hooks;
+          // A JSON answer was decorated above; a stream's results close it.
+          if (account && streaming) subscriber.next({ type: 'chunk', data: `hook_results ${JSON.stringify(hookResultsBody(account))}`, comment: true });
+          subscriber.complete();
+        },
+      });
+    });
+}
