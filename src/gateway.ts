@@ -23,7 +23,11 @@ import { embedLocal } from './cache/local-embedder.js';
 import { providerEmbedder } from './pipeline/provider-embedder.js';
 import type { PipelineDeps } from './pipeline/context.js';
 import { createEgressFetch } from './upstream/egress.js';
-import { guardrailLookup, GuardrailsService, noChecksKnown, type ValidateChecks } from './management/guardrails.js';
+import { checksValidator, guardrailLookup, GuardrailsService, type ValidateChecks } from './management/guardrails.js';
+import { createCheckDeps } from './checks/deps.js';
+import { resolveCheck } from './checks/registry.js';
+import type { HookStageDeps } from './operators/request-hooks.js';
+import { hooksSummary } from './http/request-log.js';
 
 export interface GatewayInit {
   options: ServerOptions;
@@ -117,7 +121,9 @@ export function createGateway(init: GatewayInit): Gateway {
     // yet). Unscoped for now: scoping a config's guardrail names to the requesting key needs the
     // resolver to pass the key's scope.
     guardrails: (idOrSlug, versionId) => storedGuardrail(idOrSlug, versionId),
+    guardrailsVersion: () => guardrailsVersion(),
   };
+  let guardrailsVersion = (): number => 0;
   const needKeys: string[] = [];
   for (const [id, cfg] of saved) {
     try {
@@ -149,6 +155,21 @@ export function createGateway(init: GatewayInit): Gateway {
     onRemoteTransition: (id, t) => logger.info({ msg: 'circuit changed on another instance', circuit: id, from: t.from, to: t.to }),
   });
   storedGuardrail = guardrailLookup(stores.guardrails);
+  guardrailsVersion = () => stores.guardrails.generation();
+  // What guardrail and hook checks use: the host-guarded HTTP client (webhook, log, JWKS, URL
+  // lookups), the JWKS cache and the clock.
+  const checkDeps = createCheckDeps(hostGuard, { allowUrlLookups: options['check-url-lookups'] });
+  const hookDeps: HookStageDeps = {
+    checks: checkDeps,
+    telemetry,
+    // Async hooks finish after the answer (and its log line): their results get a line of their own.
+    onAsync: (traceId, results, phase) =>
+      logger.info({
+        msg: 'async hooks',
+        trace_id: traceId,
+        hooks: phase === 'request' ? hooksSummary(results, []) : hooksSummary([], results),
+      }),
+  };
   let pipelineDeps: PipelineDeps | undefined;
   const embeddings = bootstrap?.semantic_cache?.embeddings;
   let embed: (text: string) => Promise<Float32Array> = (text) => Promise.resolve(embedLocal(text));
@@ -180,10 +201,11 @@ export function createGateway(init: GatewayInit): Gateway {
       now: init.now ?? (() => performance.timeOrigin + performance.now()),
       random: init.random ?? Math.random,
       fetch: egressFetch,
+      hooks: hookDeps,
     }),
     metrics: telemetry.registry,
     apiKeys: catalog.apiKeys,
-    guardrails: new GuardrailsService(stores.guardrails, init.validateChecks ?? noChecksKnown),
+    guardrails: new GuardrailsService(stores.guardrails, init.validateChecks ?? checksValidator(resolveCheck)),
     logger,
     bodyLimitBytes: options['body-limit'],
     isDraining: () => draining,
@@ -253,7 +275,7 @@ export function createGateway(init: GatewayInit): Gateway {
         await closed;
       }
       clearInterval(sweep);
-      await Promise.all([dispatchers.trusted.close(), dispatchers.guarded.close(), stores.close()]);
+      await Promise.all([dispatchers.trusted.close(), dispatchers.guarded.close(), stores.close(), checkDeps.close()]);
     },
   };
 }

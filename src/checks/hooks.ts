@@ -4,7 +4,8 @@
  * says `fail_on_error: false`; mutators' changes applied in order. What a hook *means* (deny, 246,
  * async, feedback) is decided by the stage operators; this only runs it and reports.
  */
-import { runCheck, type ResolvedCheck } from './registry.js';
+import type { ResolvedCheck } from './registry.js';
+import { DEFAULT_CHECK_TIMEOUT_MS, settleCheck, type CheckResult } from './settle.js';
 import type { CheckDeps, CheckInput, CheckOutcome } from './types.js';
 
 export type HookList = 'input_guardrails' | 'before_request_hooks' | 'output_guardrails' | 'after_request_hooks';
@@ -40,18 +41,7 @@ export interface HookSpec {
   onSuccess?: Feedback;
 }
 
-export const DEFAULT_CHECK_TIMEOUT_MS = 5_000;
-
-/** One check's result, as `hook_results` shows it: never the checked text. */
-export interface CheckResult {
-  id: string;
-  verdict: boolean;
-  data?: unknown;
-  error?: string;
-  /** ms */
-  execution_time: number;
-  transformed: boolean;
-}
+export { DEFAULT_CHECK_TIMEOUT_MS };
 
 /** One hook's result, as `hook_results` shows it. */
 export interface HookResult {
@@ -74,41 +64,6 @@ export interface HookRun {
   result: HookResult;
   /** The mutated bodies, when a mutator changed something. */
   transformed?: CheckOutcome['transformed'];
-}
-
-class CheckTimeout extends Error {
-  constructor(ms: number) {
-    super(`the check did not answer within ${ms} ms`);
-  }
-}
-
-/** One check with its time limit; never rejects. */
-async function timedCheck(check: ResolvedCheck, input: CheckInput, deps: CheckDeps, timeoutMs: number, failOnError: boolean, parent?: AbortSignal): Promise<{ r: CheckResult; out?: CheckOutcome }> {
-  const start = performance.now();
-  const ac = new AbortController();
-  const onAbort = (): void => ac.abort();
-  parent?.addEventListener('abort', onAbort, { once: true });
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const out = await Promise.race([
-      Promise.resolve().then(() => runCheck(check, input, deps, ac.signal)),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          ac.abort();
-          reject(new CheckTimeout(timeoutMs));
-        }, timeoutMs);
-      }),
-    ]);
-    const r: CheckResult = { id: check.id, verdict: out.verdict, execution_time: performance.now() - start, transformed: out.transformed !== undefined };
-    if (out.data !== undefined) r.data = out.data;
-    return { r, out };
-  } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
-    return { r: { id: check.id, verdict: !failOnError, error: message, execution_time: performance.now() - start, transformed: false } };
-  } finally {
-    if (timer) clearTimeout(timer);
-    parent?.removeEventListener('abort', onAbort);
-  }
 }
 
 /** The input a later check sees after a mutator changed a body. */
@@ -137,16 +92,16 @@ export async function runHook(
   if (spec.sequential || spec.checks.some((c) => c.def.mutator)) {
     let current = input;
     for (const c of spec.checks) {
-      const { r, out } = await timedCheck(c, current, deps, spec.timeoutMs, spec.failOnError, signal);
-      results.push(r);
-      if (out?.transformed) {
-        merge(out.transformed);
-        current = applied(current, out.transformed, rebuild);
+      const { result, outcome } = await settleCheck(c, current, deps, { timeoutMs: spec.timeoutMs, failOnError: spec.failOnError, signal });
+      results.push(result);
+      if (outcome?.transformed) {
+        merge(outcome.transformed);
+        current = applied(current, outcome.transformed, rebuild);
       }
     }
   } else {
-    const runs = await Promise.all(spec.checks.map((c) => timedCheck(c, input, deps, spec.timeoutMs, spec.failOnError, signal)));
-    for (const { r } of runs) results.push(r);
+    const runs = await Promise.all(spec.checks.map((c) => settleCheck(c, input, deps, { timeoutMs: spec.timeoutMs, failOnError: spec.failOnError, signal })));
+    for (const { result } of runs) results.push(result);
   }
   const verdict = results.every((r) => r.verdict);
   const deny = verdict ? spec.denyOnSuccess : spec.denyOnFail;

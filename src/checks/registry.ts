@@ -6,6 +6,7 @@
  * hook and guardrail entry: an unknown id or bad parameters are a 400 invalid_config naming the
  * path, never a silent pass.
  */
+import { formatPath } from '../config/issues.js';
 import { GatewayError, type Issue } from '../errors/gateway-error.js';
 import { addPrefix } from './add-prefix.js';
 import { alllowercase } from './all-lowercase.js';
@@ -87,8 +88,9 @@ function pathParts(path: Path): (string | number)[] {
   return typeof path === 'string' ? path.split('.') : [...path];
 }
 
+/** As config errors name paths: `config.input_guardrails[0].default.regexMatch` (a segment may hold a dot). */
 function pathString(path: Path): string {
-  return typeof path === 'string' ? path : path.join('.');
+  return typeof path === 'string' ? path : formatPath(path);
 }
 
 function invalid(path: Path, message: string, issues: Issue[]): never {

@@ -24,6 +24,7 @@ export const OPTION_TABLE = [
   { flag: 'cache-max-bytes', env: 'GATEWAY_CACHE_MAX_BYTES', help: 'memory cache bound (LRU) when Redis is not used', def: '64mb' },
   { flag: 'cache-ttl', env: 'GATEWAY_CACHE_TTL', help: 'seconds a cached answer lives when the config sets no max_age', def: '86400' },
   { flag: 'semantic-threshold', env: 'GATEWAY_SEMANTIC_THRESHOLD', help: 'cosine similarity a semantic cache hit needs', def: '0.95' },
+  { flag: 'check-url-lookups', env: 'GATEWAY_CHECK_URL_LOOKUPS', help: 'true: the validUrls check may resolve and fetch URLs (through the host guard); else syntax only', def: 'false' },
   { flag: 'workers', env: 'GATEWAY_WORKERS', help: 'processes to run on this machine (node:cluster)', def: '1' },
   { flag: 'log-level', env: 'LOG_LEVEL', help: 'fatal, error, warn, info, debug, trace or silent', def: 'info' },
   {
@@ -87,6 +88,7 @@ export const OptionsSchema = z.object({
   'cache-max-bytes': bytes,
   'cache-ttl': z.string().regex(/^\d+$/, 'must be whole seconds').transform(Number).pipe(z.number().int().positive()),
   'semantic-threshold': z.coerce.number().gt(0).max(1),
+  'check-url-lookups': z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true'),
   workers: z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1).max(64)),
   'log-level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   'heap-growth': z.string().regex(/^\d+$/, 'must be a whole percentage').transform(Number).pipe(z.number().int().min(0).max(1000)),

@@ -17,8 +17,8 @@ export interface HookedRequest {
 export interface HookStageDeps {
   checks: CheckDeps;
   telemetry: Telemetry;
-  /** Results of async hooks, when they are done (the answer has long been sent): logged by the edge. */
-  onAsync: (traceId: string, results: HookResult[]) => void;
+  /** Results of async hooks, when they are done (the answer may have long been sent): logged. */
+  onAsync: (traceId: string, results: HookResult[], phase: 'request' | 'response') => void;
 }
 
 export function accountOf(ctx: HookedRequest): HookAccount {
@@ -65,7 +65,11 @@ export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[]
           void Promise.all(background.map((h) => runHook(h, input, deps.checks, rebuild))).then(
             (runs) => {
               runs.forEach((r, i) => measureHook(r.result, background[i]!.list, deps.telemetry));
-              deps.onAsync(ctx.traceId, runs.map((r) => ({ ...r.result, deny: false })));
+              deps.onAsync(
+                ctx.traceId,
+                runs.map((r) => ({ ...r.result, deny: false })),
+                'request',
+              );
             },
             () => undefined,
           );

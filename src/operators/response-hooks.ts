@@ -53,6 +53,7 @@ export function responseHooks(hooks: readonly HookSpec[], ctx: HookedRequest, ta
         deps.onAsync(
           ctx.traceId,
           runs.map((r) => ({ ...r.result, deny: false, target })),
+          'response',
         );
       },
       () => undefined,

@@ -12,14 +12,7 @@ import { compileSettingsHooks, setHooks, type GuardrailLookup } from './hooks.js
 import { compileQuery } from './query.js';
 import { STAGE_SETTINGS, type NodeSettings, type PlanNode, type StageSetting, type StrategyNode, type TargetNode } from './types.js';
 
-/**
- * A stored guardrail by id or slug (the latest version, or the pinned `versionId`): its checks and
- * whether a failing check denies. Undefined when unknown. Synchronous: plans are built without I/O.
- */
-export type GuardrailLookup = (
-  idOrSlug: string,
-  versionId?: string,
-) => { checks: { id: string; parameters: Record<string, unknown> }[]; denyOnFail?: boolean; message?: string } | undefined;
+export type { GuardrailLookup };
 
 export interface PlanDeps {
   /** The virtual-key store (read side); the resolver hands in a view that records what a plan read. */
@@ -28,6 +21,8 @@ export interface PlanDeps {
   hostGuard: HostGuard;
   /** Stored guardrails, for string entries of input_guardrails / output_guardrails. */
   guardrails?: GuardrailLookup;
+  /** The guardrail store's version (changes on every write), so plans naming stored guardrails are rebuilt. */
+  guardrailsVersion?: () => number;
 }
 
 /** Target fields with their own property on Target; every other provider field goes to `extra`. */

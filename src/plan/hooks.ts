@@ -11,8 +11,15 @@ import { resolveCheck, type ResolvedCheck } from '../checks/registry.js';
 import { DEFAULT_CHECK_TIMEOUT_MS, type Feedback, type HookList, type HookSpec } from '../checks/hooks.js';
 import type { Config } from '../config/schema.js';
 
-/** A stored guardrail's checks (and version), by id or slug; undefined when none has it. */
-export type GuardrailLookup = (idOrSlug: string, versionId?: string) => { checks: { id: string; parameters: Record<string, unknown> }[]; denyOnFail?: boolean } | undefined;
+/**
+ * A stored guardrail by id or slug (the latest version, or the pinned `versionId`): its checks,
+ * whether a failing check denies, and the message a denial carries. Undefined when unknown.
+ * Synchronous: plans are built without I/O.
+ */
+export type GuardrailLookup = (
+  idOrSlug: string,
+  versionId?: string,
+) => { checks: { id: string; parameters: Record<string, unknown> }[]; denyOnFail?: boolean; message?: string } | undefined;
 
 /** Keys of a guardrail entry that are not check ids. */
 const ENTRY_KEYS = new Set(['id', 'version_id', 'deny', 'async', 'on_fail', 'on_success', 'fail_on_error', 'sequential', 'timeout']);
@@ -43,15 +50,16 @@ function phaseOf(list: HookList): 'request' | 'response' {
   return list === 'input_guardrails' || list === 'before_request_hooks' ? 'request' : 'response';
 }
 
+/** `config.targets[1].input_guardrails[0]` → its segments, so a check id with a dot stays one segment. */
+function segments(path: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const m of path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) out.push(m[2] !== undefined ? Number(m[2]) : m[1]!);
+  return out;
+}
+
 function resolveChecks(checks: { id: string; parameters: unknown }[], path: string, list: HookList): ResolvedCheck[] {
   const phase = phaseOf(list);
-  return checks.map((c, i) => {
-    const r = resolveCheck(c.id, c.parameters, `${path}[${i}]`);
-    if (r.def.phases && !r.def.phases.includes(phase)) {
-      throw new GatewayError('invalid_config', `${path}[${i}]: ${r.id} does not apply to the ${phase} (${list}).`, { param: `${path}[${i}].id` });
-    }
-    return r;
-  });
+  return checks.map((c, i) => resolveCheck(c.id, c.parameters, [...segments(path), i, 'parameters'], phase));
 }
 
 function compileEntry(entry: Entry, list: HookList, path: string, lookup: GuardrailLookup | undefined): HookSpec {
@@ -64,7 +72,7 @@ function compileEntry(entry: Entry, list: HookList, path: string, lookup: Guardr
     if (!stored) {
       throw new GatewayError('invalid_config', `${path} names the guardrail "${idOrSlug}"${version ? ` version ${version}` : ''}, which does not exist.`, { param: path });
     }
-    const checks = resolveChecks(stored.checks, `${path}(${idOrSlug}).checks`, list);
+    const checks = resolveChecks(stored.checks, `${path}.checks`, list);
     const o = typeof entry === 'string' ? {} : entry;
     return {
       id: idOrSlug,
@@ -81,14 +89,7 @@ function compileEntry(entry: Entry, list: HookList, path: string, lookup: Guardr
   const checks: { id: string; parameters: unknown }[] = [];
   for (const [k, v] of Object.entries(entry)) if (!ENTRY_KEYS.has(k)) checks.push({ id: k, parameters: v });
   if (checks.length === 0) throw new GatewayError('invalid_config', `${path} names no check.`, { param: path });
-  const resolved = checks.map((c) => {
-    const r = resolveCheck(c.id, c.parameters, `${path}.${c.id}`);
-    const phase = phaseOf(list);
-    if (r.def.phases && !r.def.phases.includes(phase)) {
-      throw new GatewayError('invalid_config', `${path}.${c.id} does not apply to the ${phase} (${list}).`, { param: `${path}.${c.id}` });
-    }
-    return r;
-  });
+  const resolved = checks.map((c) => resolveCheck(c.id, c.parameters, [...segments(path), c.id], phaseOf(list)));
   const onFail = entry.on_fail as { feedback?: Feedback; deny?: boolean } | undefined;
   const onSuccess = entry.on_success as { feedback?: Feedback; deny?: boolean } | undefined;
   const spec: HookSpec = {

@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import { buildPlan, type PlanDeps } from './build-plan.js';
+import { buildPlan, type GuardrailLookup, type PlanDeps } from './build-plan.js';
 import type { PlanNode } from './types.js';
 import { bearerToken, CONFIG_HEADERS, configFromHeaders, headerValue, refuseHeaders, REQUEST_HEADERS, type Headers } from '../config/headers.js';
 import { parseConfig, satisfiesRequiredKeySet, type Config } from '../config/schema.js';
@@ -76,6 +76,8 @@ interface CachedPlan {
   keyVersions: number[];
   seenKeys: number;
   seenConfigs: number;
+  /** The plan names stored guardrails: it is current only while the guardrail store has not changed. */
+  guardrailsSeen: number | undefined;
 }
 
 /**
@@ -113,6 +115,7 @@ export class ConfigResolver {
 
   /** True when nothing the entry was built from has been written since. */
   private current(e: CachedPlan): boolean {
+    if (e.guardrailsSeen !== undefined && e.guardrailsSeen !== this.deps.guardrailsVersion?.()) return false;
     const keys = this.deps.virtualKeys;
     const kv = keys.version;
     const cv = this.saved.version;
@@ -201,7 +204,16 @@ export class ConfigResolver {
         return e;
       },
     };
-    const plan = buildPlan(config, { ...this.deps, virtualKeys: recording }, 'config', headerFields);
-    return { plan, configId, configVersion, keyIds, keyVersions, seenKeys, seenConfigs };
+    // And stored guardrails through one that notes that the plan used any (their store's version then).
+    let guardrailsSeen: number | undefined;
+    const lookup = this.deps.guardrails;
+    const guardrails: GuardrailLookup | undefined = lookup
+      ? (idOrSlug, versionId) => {
+          guardrailsSeen ??= this.deps.guardrailsVersion?.() ?? 0;
+          return lookup(idOrSlug, versionId);
+        }
+      : undefined;
+    const plan = buildPlan(config, { ...this.deps, virtualKeys: recording, guardrails }, 'config', headerFields);
+    return { plan, configId, configVersion, keyIds, keyVersions, seenKeys, seenConfigs, guardrailsSeen };
   }
 }

@@ -35,7 +35,7 @@ describe('check registry', () => {
 
   it('a path given as segments keeps a segment that holds a dot', () => {
     const e = thrownBy(GatewayError, () => resolveCheck('regexMatch', {}, ['input_guardrails', 0, 'default.regexMatch']));
-    expect(e.param).toBe('input_guardrails.0.default.regexMatch');
+    expect(e.param).toBe('input_guardrails[0].default.regexMatch');
     expect(e.issues?.[0]?.path).toEqual(['input_guardrails', 0, 'default.regexMatch', 'rule']);
   });
 

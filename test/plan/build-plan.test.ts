@@ -544,26 +544,35 @@ describe('buildPlan: declared stages', () => {
   });
 });
 
-describe('buildPlan: stages that do not exist yet are refused, never ignored', () => {
-  it.each([
-    ['input_guardrails', { input_guardrails: [{ 'default.contains': { operator: 'none', words: ['card'] }, deny: true }] }, 'config.input_guardrails'],
-    ['output_guardrails', { output_guardrails: ['pg-some-id'] }, 'config.output_guardrails'],
-    ['before_request_hooks', { before_request_hooks: [{ id: 'h1', type: 'guardrail', checks: [{ id: 'default.wordCount', parameters: {} }] }] }, 'config.before_request_hooks'],
-    ['prompt_id', { prompt_id: 'pp-1' }, 'config.prompt_id'],
-  ])('%s at the root', (_name, extra, param) => {
-    const e = planError({ ...leaf('a'), ...extra });
+describe('buildPlan: hooks and guardrails are validated with the config; stages that do not exist yet are refused', () => {
+  it('prompt_id (its stage does not exist yet) is a 400 not_supported_yet naming the path', () => {
+    const e = planError({ ...leaf('a'), prompt_id: 'pp-1' });
     expect(e.code).toBe('not_supported_yet');
     expect(e.status).toBe(400);
+    expect(e.param).toBe('config.prompt_id');
+  });
+
+  it.each([
+    ['input_guardrails', { input_guardrails: [{ 'default.noSuchCheck': {}, deny: true }] }, 'config.input_guardrails[0].default.noSuchCheck'],
+    ['before_request_hooks', { before_request_hooks: [{ id: 'h1', checks: [{ id: 'default.wordCount', parameters: { minWords: 'x' } }] }] }, 'config.before_request_hooks[0].checks[0].parameters'],
+    ['output_guardrails (a string names a stored guardrail; none is)', { output_guardrails: ['pg-some-id'] }, 'config.output_guardrails[0]'],
+  ])('%s: a bad entry is a 400 invalid_config naming its path', (_name, extra, param) => {
+    const e = planError({ ...leaf('a'), ...extra });
+    expect(e.code).toBe('invalid_config');
     expect(e.param).toBe(param);
   });
 
-  it('in a nested target too', () => {
-    const e = planError({ strategy: { mode: 'fallback' }, targets: [leaf('a'), { ...leaf('b'), after_request_hooks: [{ id: 'h', type: 'mutator', checks: [{ id: 'default.addPrefix', parameters: {} }] }] }] });
-    expect(e.code).toBe('not_supported_yet');
-    expect(e.param).toBe('config.targets[1].after_request_hooks');
+  it('in a nested target too, and a check that cannot run after the answer is refused there', () => {
+    const e = planError({
+      strategy: { mode: 'fallback' },
+      targets: [leaf('a'), { ...leaf('b'), after_request_hooks: [{ id: 'h', checks: [{ id: 'default.addPrefix', parameters: { prefix: 'x' } }] }] }],
+    });
+    expect(e.code).toBe('invalid_config');
+    expect(e.param).toContain('config.targets[1].after_request_hooks[0]');
   });
 
-  it('empty lists ask for nothing and pass', () => {
+  it('valid lists compile, and empty lists ask for nothing', () => {
+    expect(plan({ ...leaf('a'), input_guardrails: [{ 'default.wordCount': { minWords: 1 } }], output_guardrails: [] }).kind).toBe('target');
     expect(plan({ ...leaf('a'), input_guardrails: [], output_guardrails: [] }).kind).toBe('target');
   });
 });
