@@ -13,7 +13,9 @@
  *
  * The macro benchmark (benchmarks/run.ts) says what a request costs end to end; these say where the
  * per-request work goes: body validation, config resolution (plan cache hit and miss), one
- * single-target plan run against a stub dispatcher (no HTTP), SSE decoding and encoding.
+ * single-target plan run against a stub dispatcher (no HTTP), SSE decoding and encoding, and each
+ * provider's translation next to the OpenAI pass-through (`--only provider`; fixtures in
+ * benchmarks/provider-fixtures.ts).
  */
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
