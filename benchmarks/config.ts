@@ -24,6 +24,11 @@ export const CFG = {
    */
   fixedRate: { connections: 32, maxPauseMs: 64, threads: 1, durationS: QUICK ? 3 : 8, warmupS: 2, closedWarmupS: QUICK ? 2 : 3 },
   streams: { chunks: 20, pacedIntervalMs: 5, b2bRequests: QUICK ? 100 : 200, pacedRequests: QUICK ? 30 : 200, warmup: 20 },
+  /**
+   * provider-streams: streamed chat through the gateway to openai, anthropic and bedrock (back to back),
+   * requests per contender over all reps (enough CPU ticks per rep for a CPU-per-stream figure).
+   */
+  providerStreams: { chunks: 20, requests: QUICK ? 900 : 2400, warmup: 50 },
   /** routing-overhead: closed-loop throughput and wrk fixed rate per routing config (same gateway). */
   routing: { throughputS: QUICK ? 2 : 3, fixedRateS: QUICK ? 2 : 4, warmupS: QUICK ? 1 : 2, hedgeAfterMs: 50 },
   /** routing-experiment: open-loop fixed rate, one healthy and one bad target. */

@@ -13,7 +13,9 @@
  *
  * The macro benchmark (benchmarks/run.ts) says what a request costs end to end; these say where the
  * per-request work goes: body validation, config resolution (plan cache hit and miss), one
- * single-target plan run against a stub dispatcher (no HTTP), SSE decoding and encoding.
+ * single-target plan run against a stub dispatcher (no HTTP), SSE decoding and encoding, and each
+ * provider's translation next to the OpenAI pass-through (`--only provider`; fixtures in
+ * benchmarks/provider-fixtures.ts).
  */
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
@@ -39,6 +41,11 @@ import { sseData } from '../src/upstream/sse-encode.js';
 import { MemoryVersionedStore } from '../src/state/memory/versioned-store.js';
 import { MemoryApiKeyStore } from '../src/state/memory/api-key-store.js';
 import { Router } from '../src/http/router.js';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { createAwsEventStreamDecoder } from '../src/upstream/aws-event-stream.js';
+import type { Provider, ProviderRequest, StreamEvent } from '../src/providers/types.js';
+import { PROVIDER_ANSWERS, PROVIDER_CHAT_REQUEST, PROVIDER_IDS, PROVIDER_MODELS, PROVIDER_STREAM_EVENTS, PROVIDER_STREAM_PRELUDE, PROVIDER_TARGETS } from './provider-fixtures.js';
 import type { VirtualKey } from '../src/config/bootstrap.js';
 import type { Config } from '../src/config/schema.js';
 
@@ -378,7 +385,156 @@ export function microCases(): MicroCase[] {
     },
     { name: 'SSE encode (sseData), one chunk', fn: () => sseData(CHUNK_JSON[1]!), check: (s) => expect(s === `data: ${CHUNK_JSON[1]}\n\n`, 'one data frame') },
     { name: 'SSE encode (sseData), multi-line JSON', fn: () => sseData(MULTILINE_JSON), check: (s) => expect(!(s as string).slice(0, -2).includes('\n'), 'one line') },
+    ...providerCases(registry),
   ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Translation cost per provider (`--only provider`): the OpenAI pass-through is the baseline
+
+/** `provider <id>: <operation>`: the names the per-provider summary groups by. */
+export const PROVIDER_CASE = /^provider (\S+): (.+)$/;
+export const PROVIDER_OPS = {
+  request: 'toProvider, chat request',
+  answer: 'fromJson + body text, non-stream answer',
+  chunk: 'fromStreamEvent, text chunk',
+  decode: 'decode, one stream event',
+  sign: 'prepare, SigV4 signing',
+} as const;
+
+/** One event of a stream as its framing puts it on the wire (SSE text, or one AWS event-stream frame). */
+const eventStreamCodec = new EventStreamCodec(toUtf8, fromUtf8);
+function bedrockFrame(ev: StreamEvent): Uint8Array {
+  return eventStreamCodec.encode({
+    headers: {
+      ':message-type': { type: 'string', value: 'event' },
+      ':event-type': { type: 'string', value: ev.event! },
+      ':content-type': { type: 'string', value: 'application/json' },
+    },
+    body: fromUtf8(ev.data),
+  });
+}
+const sseBytes = (ev: StreamEvent): Buffer => Buffer.from(`${ev.event === undefined ? '' : `event: ${ev.event}\n`}data: ${ev.data}\n\n`);
+
+/**
+ * Per provider (OpenAI pass-through, Anthropic, Azure OpenAI, Bedrock, Vertex AI, and Mistral, a
+ * catalog host with quirks): the request translation, the non-stream answer to the bytes the client
+ * gets, one text chunk of a stream, and one stream event through its framing's decoder (kept across
+ * calls). Bedrock also signs (SigV4, its `prepare`).
+ */
+function providerCases(registry: ProviderRegistry): MicroCase[] {
+  const cases: MicroCase[] = [];
+  for (const id of PROVIDER_IDS) {
+    const p = registry.get(id) as Provider<unknown>;
+    const target = PROVIDER_TARGETS[id]!;
+    const baseUrl = registry.baseUrl(p, target);
+    const body = parseBody('chat', { ...PROVIDER_CHAT_REQUEST, model: PROVIDER_MODELS[id] }) as Record<string, unknown>;
+    const req: ProviderRequest = { endpoint: 'chat', body, stream: false, headers: {} };
+    const streamReq: ProviderRequest = { endpoint: 'chat', body: { ...body, stream: true }, stream: true, headers: {} };
+    const answer = PROVIDER_ANSWERS[id]!;
+    const name = (op: string): string => `provider ${id}: ${op}`;
+    cases.push(
+      {
+        name: name(PROVIDER_OPS.request),
+        fn: () => p.toProvider(req, target, baseUrl),
+        check: (r) => {
+          const u = r as { body?: string; method: string };
+          expect(u.method === 'POST' && typeof u.body === 'string' && u.body.includes('Paris') && u.body.includes('lookup'), `${id}: a POST carrying the messages and the tool`);
+        },
+      },
+      {
+        name: name(PROVIDER_OPS.answer),
+        fn: () => {
+          const r = p.fromJson(req, answer, target);
+          return r.raw ?? JSON.stringify(r.body);
+        },
+        check: (t) => {
+          const b = JSON.parse(t as string) as { object?: string; choices?: { message?: { content?: string } }[]; usage?: { total_tokens?: number } };
+          expect(b.object === 'chat.completion' && (b.choices?.[0]?.message?.content ?? '').includes('2.1 million') && (b.usage?.total_tokens ?? 0) > 0, `${id}: a chat.completion with the text and usage`);
+        },
+      },
+    );
+    let state = p.streamStart(streamReq, target);
+    for (const ev of PROVIDER_STREAM_PRELUDE[id] ?? []) state = p.fromStreamEvent(state, ev).state;
+    const chunkEvent = PROVIDER_STREAM_EVENTS[id]!;
+    cases.push({
+      name: name(PROVIDER_OPS.chunk),
+      fn: () => p.fromStreamEvent(state, chunkEvent),
+      check: (r) => {
+        const c = (r as { chunks: { data: string }[] }).chunks;
+        expect(c.length === 1 && (JSON.parse(c[0]!.data) as { choices: { delta: { content?: string } }[] }).choices[0]!.delta.content === ' million', `${id}: one chunk with the text`);
+      },
+    });
+    // The decoders are the framing's, not the provider's: once per framing (SSE with and without `event:`).
+    if (id === 'openai' || id === 'anthropic' || id === 'bedrock') {
+      const decoded = { n: 0, last: undefined as StreamEvent | undefined };
+      const onEvent = (e: StreamEvent): void => {
+        decoded.n++;
+        decoded.last = e;
+      };
+      const framed = p.descriptor.framing === 'aws-event-stream' ? bedrockFrame(chunkEvent) : sseBytes(chunkEvent);
+      const decoder = p.descriptor.framing === 'aws-event-stream' ? createAwsEventStreamDecoder(onEvent) : createSseDecoder(onEvent);
+      cases.push({
+        name: `${name(PROVIDER_OPS.decode)} (${p.descriptor.framing === 'aws-event-stream' ? `event-stream frame, ${framed.byteLength} B` : `SSE, ${framed.byteLength} B`})`,
+        fn: () => {
+          decoder.write(framed);
+          return decoded.n;
+        },
+        check: (n) => expect(n === 1 && decoded.last?.data === chunkEvent.data && decoded.last?.event === chunkEvent.event, `${id}: one event decoded whole`),
+      });
+      if (p.descriptor.framing === 'aws-event-stream') {
+        // The same event in SSE framing: the frame decode against the SSE decode on equal content.
+        const sse = sseBytes(chunkEvent);
+        const sseDecoded = { n: 0 };
+        const sseDecoder = createSseDecoder(() => sseDecoded.n++);
+        cases.push({
+          name: name(`SSE decode of the same event, for comparison (${sse.byteLength} B)`),
+          fn: () => {
+            sseDecoder.write(sse);
+            return sseDecoded.n;
+          },
+          check: (n) => expect(n === 1, `${id}: one SSE event decoded`),
+        });
+      }
+    }
+    // Vertex's prepare with an access token (the fixture) returns the request as built: only Bedrock's is work.
+    if (id === 'bedrock' && p.prepare) {
+      const upstreamReq = p.toProvider(streamReq, target, baseUrl);
+      const prepare = p.prepare.bind(p);
+      const pctx = { now: () => 1_741_569_952_000, signal: new AbortController().signal };
+      cases.push({
+        name: name(PROVIDER_OPS.sign),
+        fn: () => prepare(upstreamReq, target, pctx),
+        check: (r) => expect(/^AWS4-HMAC-SHA256 Credential=/.test((r as { headers: Record<string, string> }).headers.authorization ?? ''), `${id}: a signed request`),
+      });
+    }
+  }
+  return cases;
+}
+
+/**
+ * The translation cost per provider in µs, next to the OpenAI pass-through measured in the same run:
+ * one row per provider, one column per operation, `+x` its difference from OpenAI's.
+ */
+export function providerSummary(results: readonly MicroResult[]): string[][] {
+  const by = new Map<string, Map<string, number>>();
+  for (const r of results) {
+    const m = PROVIDER_CASE.exec(r.name);
+    if (!m) continue;
+    const op = m[2]!.replace(/ \(.*\)$/, '');
+    if (!by.has(m[1]!)) by.set(m[1]!, new Map());
+    by.get(m[1]!)!.set(op, r.nsPerCall / 1000);
+  }
+  if (by.size === 0) return [];
+  const base = by.get('openai');
+  const ops = [PROVIDER_OPS.request, PROVIDER_OPS.answer, PROVIDER_OPS.chunk, PROVIDER_OPS.decode, PROVIDER_OPS.sign];
+  const cell = (id: string, op: string): string => {
+    const v = by.get(id)?.get(op);
+    if (v === undefined) return '-';
+    const b = base?.get(op);
+    return b === undefined || id === 'openai' ? v.toFixed(2) : `${v.toFixed(2)} (${v - b >= 0 ? '+' : ''}${(v - b).toFixed(2)})`;
+  };
+  return [['provider', 'request µs', 'non-stream answer µs', 'per stream chunk µs', 'decode per event µs', 'sign µs'], ...[...by.keys()].map((id) => [id, ...ops.map((op) => cell(id, op))])];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -444,6 +600,12 @@ export async function runMicro(o: MicroOptions, only: string | undefined, write:
     const r = await measure(c, o);
     results.push(r);
     write(`${r.name.padEnd(width)}  ${fmtNs(r.nsPerCall).padStart(9)}  ${fmtNs(r.minNs).padStart(9)}  ${fmtNs(r.maxNs).padStart(9)}  ${String(r.callsPerRound).padStart(11)}\n`);
+  }
+  const summary = providerSummary(results);
+  if (summary.length > 0) {
+    write('\nTranslation cost per provider, µs per call (in brackets: minus the OpenAI pass-through of this run)\n');
+    const widths = summary[0]!.map((_, i) => Math.max(...summary.map((row) => row[i]!.length)));
+    for (const row of summary) write(`${row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')}\n`);
   }
   return results;
 }

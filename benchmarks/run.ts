@@ -15,7 +15,7 @@
  * fixed-rate and routing-overhead scenarios each rep starts at the next contender (A B C, B C A, ...).
  *
  * Scenarios are the entries of SCENARIOS (benchmarks/scenarios/index.ts, one file per scenario): each
- * gets a BenchContext (processes, targets, config) and returns table rows, target checks and raw data. Ids: throughput, fixed-rate, streams, log-warn,
+ * gets a BenchContext (processes, targets, config) and returns table rows, target checks and raw data. Ids: throughput, fixed-rate, streams, provider-streams, log-warn,
  * routing-overhead, routing-experiment, cache, semantic. BENCH_ONLY=id1,id2 runs a subset.
  *
  * Other env: BENCH_REPS (default 3), BENCH_CPU_PROF=<dir> (run the gateway under node --cpu-prof,

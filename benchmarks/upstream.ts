@@ -22,11 +22,27 @@
  *     seeded pseudo-random sequence per percent value (UPSTREAM_FLAKY_SEED, default 42), so the same
  *     run of requests meets the same failures
  *
+ * Native provider routes (the `provider-streams` scenario; the /s/<chunks>/<intervalMs> prefix shapes
+ * their streams too, e.g. x-gateway-custom-host: http://127.0.0.1:PORT/s/20/0/v1 for Anthropic and
+ * http://127.0.0.1:PORT/s/20/0 for Bedrock; the failure modes do not apply to them; credentials and
+ * signatures are not checked):
+ *   POST .../v1/messages  {"stream":true}  → Anthropic Messages SSE: message_start, content_block_start,
+ *                                            <chunks − 2> text deltas, content_block_stop, message_delta,
+ *                                            message_stop (the client gets <chunks> chat chunks, as above)
+ *   POST .../v1/messages                   → an Anthropic message JSON
+ *   POST .../model/<id>/converse-stream    → Bedrock ConverseStream, application/vnd.amazon.eventstream
+ *                                            frames (@smithy/eventstream-codec): messageStart,
+ *                                            <chunks − 2> contentBlockDelta, contentBlockStop,
+ *                                            messageStop, metadata
+ *   POST .../model/<id>/converse           → a Converse JSON answer
+ *
  * Env: UPSTREAM_PORT (default 0 = any free port), UPSTREAM_HOST (default 127.0.0.1).
  * Prints one line `listening <port>` on stdout once it accepts connections.
  * Run it pinned: taskset -c 1 node --import tsx benchmarks/upstream.ts
  */
 import http from 'node:http';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { serveUntilSignalled } from './serve.js';
 
 const PORT = Number(process.env.UPSTREAM_PORT ?? 0);
@@ -153,6 +169,13 @@ const server = http.createServer((req, res) => {
   }
   const url = req.url ?? '/';
   if (req.method !== 'POST' || !url.includes('/chat/completions')) {
+    const native = req.method === 'POST' ? nativeRoute(url) : undefined;
+    if (native) {
+      const parts: Buffer[] = [];
+      req.on('data', (c: Buffer) => parts.push(c));
+      req.on('end', () => answerNative(res, native, url, parts));
+      return;
+    }
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end('{"error":{"message":"not found","type":"invalid_request_error"}}');
     return;
@@ -248,6 +271,134 @@ function handleWithMode(req: http.IncomingMessage, res: http.ServerResponse, mod
     } else respond();
   });
 }
+// ---------------------------------------------------------------------------------------------
+// Native provider wire formats: Anthropic Messages (SSE) and Bedrock Converse (AWS event-stream)
+
+type NativeRoute = 'anthropic' | 'bedrock' | 'bedrock-stream';
+const CONVERSE_RE = /\/model\/[^/]+\/(converse|converse-stream)(\?|$)/;
+
+function nativeRoute(url: string): NativeRoute | undefined {
+  const q = url.indexOf('?');
+  const path = q >= 0 ? url.slice(0, q) : url;
+  if (path.endsWith('/v1/messages')) return 'anthropic';
+  const m = CONVERSE_RE.exec(path);
+  return m ? (m[1] === 'converse' ? 'bedrock' : 'bedrock-stream') : undefined;
+}
+
+const ANTHROPIC_MESSAGE = Buffer.from(
+  JSON.stringify({
+    id: 'msg_bench000000000000000000',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-bench',
+    content: [{ type: 'text', text: 'Hello! How can I help you today?' }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 9, output_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+  }),
+);
+const CONVERSE_ANSWER = Buffer.from(
+  JSON.stringify({
+    output: { message: { role: 'assistant', content: [{ text: 'Hello! How can I help you today?' }] } },
+    stopReason: 'end_turn',
+    usage: { inputTokens: 9, outputTokens: 9, totalTokens: 18 },
+    metrics: { latencyMs: 1 },
+  }),
+);
+const sseEvent = (type: string, data: Record<string, unknown>): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+
+/** An Anthropic stream whose translation gives `n` chat chunks: role, n − 2 text deltas, finish. */
+function anthropicEvents(n: number): string[] {
+  return [
+    sseEvent('message_start', {
+      message: { id: 'msg_bench000000000000000000', type: 'message', role: 'assistant', model: 'claude-bench', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 9, output_tokens: 1 } },
+    }),
+    sseEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    ...Array.from({ length: Math.max(0, n - 2) }, (_, i) => sseEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: ` tok${i + 1}` } })),
+    sseEvent('content_block_stop', { index: 0 }),
+    sseEvent('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: n - 1 } }),
+    sseEvent('message_stop', {}),
+  ];
+}
+
+const codec = new EventStreamCodec(toUtf8, fromUtf8);
+/** One ConverseStream event frame; payloads carry the `p` padding field Bedrock adds. */
+function frame(type: string, payload: Record<string, unknown>): Buffer {
+  const bytes = codec.encode({
+    headers: {
+      ':event-type': { type: 'string', value: type },
+      ':content-type': { type: 'string', value: 'application/json' },
+      ':message-type': { type: 'string', value: 'event' },
+    },
+    body: fromUtf8(JSON.stringify({ ...payload, p: 'abcdefghijklmnopqrstuvwxyzABCDEF' })),
+  });
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** A ConverseStream whose translation gives `n` chat chunks: role, n − 2 text deltas, finish (+ usage). */
+function bedrockFrames(n: number): Buffer[] {
+  return [
+    frame('messageStart', { role: 'assistant' }),
+    ...Array.from({ length: Math.max(0, n - 2) }, (_, i) => frame('contentBlockDelta', { contentBlockIndex: 0, delta: { text: ` tok${i + 1}` } })),
+    frame('contentBlockStop', { contentBlockIndex: 0 }),
+    frame('messageStop', { stopReason: 'end_turn' }),
+    frame('metadata', { usage: { inputTokens: 9, outputTokens: n - 1, totalTokens: n + 8 }, metrics: { latencyMs: 1 } }),
+  ];
+}
+
+const nativeCache = new Map<string, (string | Buffer)[]>();
+function nativeParts(kind: 'anthropic' | 'bedrock', n: number): (string | Buffer)[] {
+  const key = `${kind}:${n}`;
+  let parts = nativeCache.get(key);
+  if (!parts) {
+    parts = kind === 'anthropic' ? anthropicEvents(n) : bedrockFrames(n);
+    nativeCache.set(key, parts);
+  }
+  return parts;
+}
+const EVENTSTREAM_HEADERS = { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': 'bench-0000' };
+
+/** Writes the parts: the first at once, the rest back to back (interval 0) or every `interval` ms. */
+function sendParts(res: http.ServerResponse, headers: http.OutgoingHttpHeaders, parts: readonly (string | Buffer)[], interval: number): void {
+  res.writeHead(200, headers);
+  if (interval === 0) {
+    for (let i = 0; i < parts.length - 1; i++) res.write(parts[i]!);
+    res.end(parts[parts.length - 1]);
+    return;
+  }
+  let i = 0;
+  res.write(parts[i++]!);
+  const timer = setInterval(() => {
+    if (res.destroyed || i >= parts.length) {
+      clearInterval(timer);
+      return;
+    }
+    if (i === parts.length - 1) {
+      clearInterval(timer);
+      res.end(parts[i++]);
+    } else res.write(parts[i++]!);
+  }, interval);
+  res.on('close', () => clearInterval(timer));
+}
+
+function answerNative(res: http.ServerResponse, route: NativeRoute, url: string, parts: Buffer[]): void {
+  const { chunks, interval } = streamShape(url);
+  if (route === 'bedrock-stream') {
+    sendParts(res, EVENTSTREAM_HEADERS, nativeParts('bedrock', chunks), interval);
+    return;
+  }
+  if (route === 'anthropic') {
+    const body = Buffer.concat(parts).toString('latin1');
+    if (STREAM_RE.test(body)) {
+      sendParts(res, SSE_HEADERS, nativeParts('anthropic', chunks), interval);
+      return;
+    }
+  }
+  const json = route === 'anthropic' ? ANTHROPIC_MESSAGE : CONVERSE_ANSWER;
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(json.length) });
+  res.end(json);
+}
+
 // Keep connections from the gateway's pool and the load generator open for the whole run.
 server.keepAliveTimeout = 120_000;
 server.headersTimeout = 125_000;

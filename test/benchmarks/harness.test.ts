@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { measure, microCases, readMicroCli, runMicro } from '../../benchmarks/micro.js';
+import { PROVIDER_OPS, measure, microCases, providerSummary, readMicroCli, runMicro } from '../../benchmarks/micro.js';
 import { readCli } from '../../benchmarks/run.js';
 import { SCENARIOS } from '../../benchmarks/scenarios/index.js';
 
@@ -53,6 +53,24 @@ describe('micro-benchmarks', () => {
     for (const part of ['parseBody', 'resolve hit', 'resolve miss', 'plan run', 'SSE decode', 'SSE encode']) {
       expect(names.some((n) => n.includes(part)), part).toBe(true);
     }
+  });
+
+  it('time the translation of every provider (issue 10) and print the cost next to the OpenAI pass-through', async () => {
+    const lines: string[] = [];
+    const results = await runMicro({ warmupMs: 1, roundMs: 1, rounds: 1, iterations: 5 }, 'provider ', (s) => lines.push(s));
+    const names = results.map((r) => r.name);
+    for (const id of ['openai', 'anthropic', 'azure-openai', 'bedrock', 'vertex-ai', 'mistral']) {
+      for (const op of [PROVIDER_OPS.request, PROVIDER_OPS.answer, PROVIDER_OPS.chunk]) expect(names, `${id}: ${op}`).toContain(`provider ${id}: ${op}`);
+    }
+    for (const id of ['openai', 'anthropic', 'bedrock']) expect(names.some((n) => n.startsWith(`provider ${id}: ${PROVIDER_OPS.decode}`)), `${id} decode`).toBe(true);
+    expect(names).toContain(`provider bedrock: ${PROVIDER_OPS.sign}`);
+    for (const r of results) expect(r.nsPerCall, r.name).toBeGreaterThan(0);
+    // The summary: one row per provider, OpenAI's without a difference, the others with one.
+    const table = providerSummary(results);
+    expect(table.map((row) => row[0])).toEqual(['provider', 'openai', 'anthropic', 'azure-openai', 'bedrock', 'vertex-ai', 'mistral']);
+    expect(table[1]![1]).toMatch(/^\d+\.\d\d$/);
+    expect(table[2]![1]).toMatch(/^\d+\.\d\d \([+-]\d+\.\d\d\)$/);
+    expect(lines.join('')).toContain('Translation cost per provider');
   });
 
   it('fail a case whose result is wrong instead of timing it', async () => {
