@@ -125,9 +125,12 @@ export function createGateway(init: GatewayInit): Gateway {
   };
   let guardrailsVersion = (): number => 0;
   const needKeys: string[] = [];
+  // Stored guardrails are not loaded yet (the stores start with listen()): at start a saved config
+  // may name any; a request using one that does not exist gets 400 then.
+  const bootDeps: PlanDeps = { ...planDeps, guardrails: (idOrSlug, versionId) => storedGuardrail(idOrSlug, versionId) ?? { checks: [] } };
   for (const [id, cfg] of saved) {
     try {
-      buildPlan(cfg, planDeps);
+      buildPlan(cfg, bootDeps);
     } catch (e) {
       // A saved config may name virtual keys this deployment has not declared (the shipped examples
       // do): it is valid, and requests using it get 404 virtual_key_not_found. Anything else stops.
