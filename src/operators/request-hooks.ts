@@ -36,9 +36,25 @@ export function measureHook(r: HookResult, list: string, telemetry: Telemetry): 
   }
 }
 
+/** Checks whose `data` comes from outside the gateway (a webhook's reply may quote what it checked). */
+const FOREIGN_DATA = new Set(['default.webhook']);
+
+/**
+ * The 446. A denied answer is never quoted, not even in a check's `data`: the built-in checks report
+ * counts, offsets and configured words only, and the data of checks answered from outside (a webhook)
+ * is left out of an answer's denial.
+ */
 export function deniedError(account: HookAccount, phase: 'request' | 'answer'): GatewayError {
+  let results = hookResultsBody(account);
+  if (phase === 'answer') {
+    const scrub = (h: HookAccount['after'][number]) =>
+      h.checks.some((c) => FOREIGN_DATA.has(c.id) && c.data !== undefined && c.data !== null)
+        ? { ...h, checks: h.checks.map((c) => (FOREIGN_DATA.has(c.id) ? { ...c, data: null } : c)) }
+        : h;
+    results = { before_request_hooks: results.before_request_hooks, after_request_hooks: results.after_request_hooks.map(scrub) };
+  }
   return new GatewayError('hooks_failed', phase === 'request' ? 'A guardrail or hook denied the request.' : 'A guardrail or hook denied the answer.', {
-    extra: { hook_results: hookResultsBody(account) },
+    extra: { hook_results: results },
   });
 }
 

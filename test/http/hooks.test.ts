@@ -102,6 +102,30 @@ describe('output guardrails and after hooks', () => {
     expect(r.json.hook_results.after_request_hooks[0]).toMatchObject({ id: 'no-cards-out', verdict: false, deny: true });
   });
 
+  it('a webhook whose reply quotes the denied answer: its data is left out of the 446', async () => {
+    const { createServer } = await import('node:http');
+    const hook = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ verdict: false, data: { quoted: JSON.parse(body).response?.text ?? body } }));
+      });
+    });
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(hook.address() as { port: number }).port}/check`;
+    try {
+      fake.enqueue('/v1/chat/completions', { json: chatCompletion(`your card: ${CARD}`) });
+      const config = { ...target(fake), output_guardrails: [{ id: 'remote', 'default.webhook': { webhookURL: url }, deny: true }] };
+      const r = await send(config, chat('card?'));
+      expect(r.status).toBe(446);
+      expect(r.json.hook_results.after_request_hooks[0].checks[0]).toMatchObject({ id: 'default.webhook', verdict: false, data: null });
+      expect(r.text).not.toContain(CARD);
+    } finally {
+      await new Promise<void>((r) => hook.close(() => r()));
+    }
+  });
+
   it('fallback moves to the next target when an answer is denied (446 is non-2xx)', async () => {
     fake.enqueue('/v1/chat/completions', { json: chatCompletion(`your card: ${CARD}`) });
     const config = { strategy: { mode: 'fallback' }, output_guardrails: denyCards, targets: [target(fake), target(other)] };
