@@ -24,13 +24,20 @@ export function readJsonBody(req: IncomingMessage, limit: number, done: BodyCall
     req.resume();
     return done(tooLarge(limit));
   }
-  const parts: Buffer[] = [];
+  let parts: Buffer[] = [];
   let size = 0;
   let finished = false;
+  // The listeners stay on `req`, which its kept-alive socket holds until the next request: once the
+  // body is read they must reach nothing (not the callback, not the chunks), or everything the
+  // callback leads to outlives the request and is promoted to the old generation.
+  let callback: BodyCallback | undefined = done;
   const finish = (err: GatewayError | undefined, body?: unknown): void => {
     if (finished) return;
     finished = true;
-    done(err, body);
+    parts = [];
+    const cb = callback!;
+    callback = undefined;
+    cb(err, body);
   };
   req.on('data', (b: Buffer) => {
     if (finished) return;

@@ -32,16 +32,27 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs:
   let sub: Subscription | undefined;
   let done = false;
   let stall: NodeJS.Timeout | undefined;
+  /**
+   * The answer is over: nothing may interrupt it any more. `ex.interrupt` is dropped then, not left
+   * holding the subscription: an exchange outlives its response (a kept-alive socket keeps its last
+   * one), and a closure reaching the whole pipeline from it got every request's objects promoted to
+   * the old generation (measured: +45 µs of GC per request).
+   */
+  const finish = (): void => {
+    done = true;
+    ex.interrupt = undefined;
+  };
   // The request's flow exists once the pipeline has made its context (a stream request only).
   const flowOf = (): Flow | undefined => ex.ctx?.flow;
   const onClose = (): void => {
     if (stall) clearTimeout(stall);
     flowOf()?.close();
     if (!done) {
-      done = true;
+      finish();
       ex.clientAborted = true;
       sub?.unsubscribe();
     }
+    sub = undefined;
   };
   const onDrain = (): void => {
     if (stall) clearTimeout(stall);
@@ -52,7 +63,7 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs:
     if (res.writableFinished) return;
     ex.error = new GatewayError('request_timeout', `The client read nothing for ${stallMs} ms; the stream was cut.`);
     if (!done) {
-      done = true;
+      finish();
       sub?.unsubscribe();
     }
     res.destroy();
@@ -78,7 +89,7 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs:
   };
   ex.interrupt = (err) => {
     if (done) return;
-    done = true;
+    finish();
     sub?.unsubscribe();
     fail(err);
   };
@@ -101,11 +112,11 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs:
       }
     },
     error(err: unknown) {
-      done = true;
+      finish();
       fail(err);
     },
     complete() {
-      done = true;
+      finish();
       if (res.writableEnded) return;
       if (res.headersSent) res.end(SSE_DONE);
       else if (ex.req.method !== 'HEAD') {

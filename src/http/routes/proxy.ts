@@ -16,15 +16,25 @@ function workspaceOf(key: ApiKeyRecord | undefined): string {
   return key.workspace_id ? `ws:${key.workspace_id}` : key.organisation_id ? `org:${key.organisation_id}` : `key:${key.name}`;
 }
 
-/** The request body as an Observable: one value, or the 400/413/415. Unsubscribing drops a late result. */
+/**
+ * The request body as an Observable: one value, or the 400/413/415. Unsubscribing drops a late
+ * result. The callback holds the subscriber only until it is called or unsubscribed (it sits on the
+ * request, which outlives the answer on a kept-alive socket).
+ */
 function bodyOf(ex: Exchange, limit: number): Observable<unknown> {
   return new Observable<unknown>((subscriber) => {
+    let target: typeof subscriber | undefined = subscriber;
     readJsonBody(ex.req, limit, (err, raw) => {
-      if (subscriber.closed) return;
-      if (err) return subscriber.error(err);
-      subscriber.next(raw);
-      subscriber.complete();
+      const s = target;
+      target = undefined;
+      if (!s || s.closed) return;
+      if (err) return s.error(err);
+      s.next(raw);
+      s.complete();
     });
+    return () => {
+      target = undefined;
+    };
   });
 }
 
