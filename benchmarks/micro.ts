@@ -22,7 +22,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { Observable } from 'rxjs';
+import { firstValueFrom, of, type Observable } from 'rxjs';
 import type { Dispatcher } from 'undici';
 import { parseBody } from '../src/config/bodies.js';
 import type { Headers } from '../src/config/headers.js';
@@ -46,6 +46,12 @@ import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { createAwsEventStreamDecoder } from '../src/upstream/aws-event-stream.js';
 import type { Provider, ProviderRequest, StreamEvent } from '../src/providers/types.js';
 import { PROVIDER_ANSWERS, PROVIDER_CHAT_REQUEST, PROVIDER_IDS, PROVIDER_MODELS, PROVIDER_STREAM_EVENTS, PROVIDER_STREAM_PRELUDE, PROVIDER_TARGETS } from './provider-fixtures.js';
+import { compileHooks } from '../src/plan/hooks.js';
+import { createCheckDeps } from '../src/checks/deps.js';
+import type { HookAccount } from '../src/checks/hooks.js';
+import { requestHooks, type HookStageDeps, type HookedRequest } from '../src/operators/request-hooks.js';
+import { responseHooks } from '../src/operators/response-hooks.js';
+import { GUARDRAILS } from './scenarios/guardrails.js';
 import type { VirtualKey } from '../src/config/bootstrap.js';
 import type { Config } from '../src/config/schema.js';
 
@@ -302,6 +308,17 @@ export function microCases(): MicroCase[] {
   const churnPlan = churnResolver.resolve(header(CONFIG_SINGLE));
   const churnValue: VirtualKey = { provider: 'openai', api_key: 'sk-fake-churn' };
 
+  // Guardrails (issue 11): the macro scenario's input and output guardrails, compiled as a plan does.
+  const guardDeps: HookStageDeps = { checks: createCheckDeps(new HostGuard({ trusted: [] })), telemetry: noopTelemetry, onAsync: () => undefined };
+  const inputHooks = compileHooks('input_guardrails', GUARDRAILS.input_guardrails, 'config');
+  const outputHooks = compileHooks('output_guardrails', GUARDRAILS.output_guardrails, 'config');
+  const inputStage = requestHooks<HookedRequest>(inputHooks, guardDeps);
+  const hookedContext = (): HookedRequest => ({ traceId: 'trace-micro', request: { endpoint: 'chat', body: jsonBody, headers: reqHeaders, stream: false } });
+  const answer: GatewayEvent = { type: 'json', status: 200, body: JSON.parse(COMPLETION.toString()) as unknown, raw: COMPLETION.toString(), meta: { provider: 'openai', target: 'config', retries: 0 } };
+  const passed = (a: HookAccount | undefined, phase: 'before' | 'after'): boolean => a?.[phase].length === 1 && a[phase][0]!.verdict && a[phase][0]!.checks.length === 2 && !a.failed;
+  const guardedPlan: PlanNode = hitResolver.resolve(header(JSON.stringify({ ...target, ...GUARDRAILS })));
+  const guardedRunner = new PlanRunner({ ...deps, hooks: guardDeps });
+
   const decoderEvents = { n: 0 };
   const sharedDecoder = createSseDecoder(() => decoderEvents.n++);
   const oneEvent = STREAM_PARTS[1]!;
@@ -362,6 +379,35 @@ export function microCases(): MicroCase[] {
       check: (r) => {
         const e = r as GatewayEvent[];
         expect(e.length === 1 && e[0]!.type === 'json' && e[0]!.status === 200, 'one json event, status 200');
+      },
+    },
+    {
+      name: 'hook run, request phase: input guardrail regexMatch + wordCount, deny (requestHooks stage)',
+      fn: () => firstValueFrom(of(hookedContext()).pipe(inputStage)),
+      check: (c) => expect(passed((c as HookedRequest).hooks, 'before'), 'one passed hook of 2 checks'),
+    },
+    {
+      name: 'hook run, response phase: output guardrail contains + characterCount, deny, JSON answer (responseHooks stage)',
+      fn: () => {
+        const ctx = hookedContext();
+        return collect(of(answer).pipe(responseHooks(outputHooks, ctx, 'config', guardDeps))).then((events) => ({ events, ctx }));
+      },
+      check: (r) => {
+        const { events, ctx } = r as { events: GatewayEvent[]; ctx: HookedRequest };
+        expect(events.length === 1 && events[0] === answer, 'the answer passes unchanged');
+        expect(passed(ctx.hooks, 'after'), 'one passed hook of 2 checks');
+      },
+    },
+    {
+      name: 'plan run, single target + input and output guardrails (hook stages), JSON (stub dispatcher)',
+      fn: () => {
+        const ctx = newContext('trace-micro', { endpoint: 'chat', body: jsonBody, stream: false, headers: reqHeaders }, deps.now(), '/v1/chat/completions');
+        return collect(guardedRunner.run(guardedPlan, ctx)).then((events) => ({ events, ctx }));
+      },
+      check: (r) => {
+        const { events, ctx } = r as { events: GatewayEvent[]; ctx: { hooks?: HookAccount } };
+        expect(events.length === 1 && events[0]!.type === 'json' && events[0]!.status === 200, 'one json event, status 200');
+        expect(passed(ctx.hooks, 'before') && passed(ctx.hooks, 'after'), 'both guardrails ran and passed');
       },
     },
     {

@@ -2,8 +2,8 @@
  * Sluice gateway benchmark: gateway vs direct-to-upstream, on one 2-core machine.
  *
  *   npm run bench -- --help       # usage (see USAGE below); unknown arguments are an error
- *   npm run bench                 # full run, ≈ 9 minutes
- *   BENCH_QUICK=1 npm run bench   # ≈ 2.5 minutes, for a smoke check of the numbers
+ *   npm run bench                 # full run, ≈ 10 minutes
+ *   BENCH_QUICK=1 npm run bench   # ≈ 3.5 minutes, for a smoke check of the numbers
  *
  * It builds the gateway (dist/) first, unless --no-build. Results go to an untracked
  * benchmarks/results/run-<UTC time>.json (or --out / BENCH_OUT); the tracked summary
@@ -12,11 +12,11 @@
  * Layout (see benchmarks/README.md, "Method"): the gateway is pinned to core 0; the fake upstream, this
  * orchestrator (autocannon, undici) and wrk are pinned to core 1. Every measurement interleaves the
  * gateway and the direct baseline over BENCH_REPS repetitions and reports medians; in the throughput,
- * fixed-rate and routing-overhead scenarios each rep starts at the next contender (A B C, B C A, ...).
+ * fixed-rate, routing-overhead and guardrails scenarios each rep starts at the next contender (A B C, B C A, ...).
  *
  * Scenarios are the entries of SCENARIOS (benchmarks/scenarios/index.ts, one file per scenario): each
  * gets a BenchContext (processes, targets, config) and returns table rows, target checks and raw data. Ids: throughput, fixed-rate, streams, provider-streams, log-warn,
- * routing-overhead, routing-experiment, cache, semantic. BENCH_ONLY=id1,id2 runs a subset.
+ * routing-overhead, routing-experiment, guardrails, cache, semantic. BENCH_ONLY=id1,id2 runs a subset.
  *
  * Other env: BENCH_REPS (default 3), BENCH_CPU_PROF=<dir> (run the gateway under node --cpu-prof,
  * profile written to <dir> when it stops; figures are then not representative),
@@ -63,7 +63,7 @@ export const USAGE = `Usage: npm run bench [-- options]
        node --import tsx benchmarks/run.ts [options]
 
 Measures the gateway against a direct call to a fake upstream, pinned on this machine's two cores.
-A full run takes about 9 minutes (BENCH_QUICK=1: about 2.5). It builds dist/ first.
+A full run takes about 10 minutes (BENCH_QUICK=1: about 3.5). It builds dist/ first.
 
 Options:
   -h, --help       print this and exit

@@ -7,7 +7,8 @@ import { providerStreams } from './provider-streams.js';
 import { logWarn } from './log-warn.js';
 import { routingOverhead } from './routing-overhead.js';
 import { routingExperiment } from './routing-experiment.js';
+import { guardrails } from './guardrails.js';
 import { cacheScenario } from './cache.js';
 import { semantic } from './semantic.js';
 
-export const SCENARIOS: Scenario[] = [throughput, fixedRate, streams, providerStreams, logWarn, routingOverhead, routingExperiment, cacheScenario, semantic];
+export const SCENARIOS: Scenario[] = [throughput, fixedRate, streams, providerStreams, logWarn, routingOverhead, routingExperiment, guardrails, cacheScenario, semantic];

@@ -50,7 +50,7 @@ describe('micro-benchmarks', () => {
     const out = lines.join('');
     for (const n of names) expect(out).toContain(n);
     // The cases the issue asks for are there.
-    for (const part of ['parseBody', 'resolve hit', 'resolve miss', 'plan run', 'SSE decode', 'SSE encode']) {
+    for (const part of ['parseBody', 'resolve hit', 'resolve miss', 'plan run', 'SSE decode', 'SSE encode', 'hook run, request phase', 'hook run, response phase']) {
       expect(names.some((n) => n.includes(part)), part).toBe(true);
     }
   });
@@ -71,6 +71,20 @@ describe('micro-benchmarks', () => {
     expect(table[1]![1]).toMatch(/^\d+\.\d\d$/);
     expect(table[2]![1]).toMatch(/^\d+\.\d\d \([+-]\d+\.\d\d\)$/);
     expect(lines.join('')).toContain('Translation cost per provider');
+  });
+
+  it('time the guardrail hook stages (issue 11): --only hook selects the request and response phase and the guarded plan run', async () => {
+    const lines: string[] = [];
+    const results = await runMicro({ warmupMs: 1, roundMs: 1, rounds: 1, iterations: 5 }, 'hook', (s) => lines.push(s));
+    const names = results.map((r) => r.name);
+    expect(names).toHaveLength(3);
+    expect(names.filter((n) => n.startsWith('hook run, request phase: input guardrail regexMatch + wordCount'))).toHaveLength(1);
+    expect(names.filter((n) => n.startsWith('hook run, response phase: output guardrail contains + characterCount'))).toHaveLength(1);
+    expect(names.filter((n) => n.startsWith('plan run, single target + input and output guardrails'))).toHaveLength(1);
+    for (const r of results) {
+      expect(r.nsPerCall, r.name).toBeGreaterThan(0);
+      expect(r.callsPerRound).toBe(5);
+    }
   });
 
   it('fail a case whose result is wrong instead of timing it', async () => {
