@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 /**
@@ -74,3 +75,14 @@ export type UsageLimitBody = z.infer<typeof UsageLimitBodySchema>;
 /** A bootstrap entry: the same body, plus an optional fixed `id` (else one derived from its scope and name). */
 export const UsageLimitEntrySchema = z.strictObject({ id: z.uuid('must be a UUID').optional(), ...FIELDS }).superRefine(limits);
 export type UsageLimitEntry = z.infer<typeof UsageLimitEntrySchema>;
+
+/**
+ * The id of a bootstrap entry: its `id`, else a UUID (version 8, name-based) derived from its scope
+ * and name, so that declaring the same file again at every start finds the same policy.
+ */
+export function declaredId(e: Pick<UsageLimitEntry, 'id' | 'name' | 'workspace_id' | 'organisation_id'>): string {
+  if (e.id !== undefined) return e.id.toLowerCase();
+  const h = createHash('sha256').update(`usage-limit\n${e.organisation_id ?? ''}\n${e.workspace_id ?? ''}\n${e.name}`).digest('hex');
+  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
