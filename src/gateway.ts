@@ -24,6 +24,7 @@ import { providerEmbedder } from './pipeline/provider-embedder.js';
 import type { PipelineDeps } from './pipeline/context.js';
 import { createEgressFetch } from './upstream/egress.js';
 import { checksValidator, guardrailLookup, GuardrailsService, type ValidateChecks } from './management/guardrails.js';
+import { PoliciesService } from './management/policies.js';
 import { createCheckDeps } from './checks/deps.js';
 import { resolveCheck } from './checks/registry.js';
 import type { HookStageDeps } from './operators/request-hooks.js';
@@ -181,6 +182,7 @@ export function createGateway(init: GatewayInit): Gateway {
     if (node.kind !== 'target') throw new PipelineError('semantic_cache.embeddings must name one target');
     embed = providerEmbedder(node, embeddings.model, () => pipelineDeps!);
   }
+  const policies = new PoliciesService(stores.policies);
   let draining = false;
   const inFlight = new Set<Exchange>();
   const handler = createHandler({
@@ -209,6 +211,7 @@ export function createGateway(init: GatewayInit): Gateway {
     metrics: telemetry.registry,
     apiKeys: catalog.apiKeys,
     guardrails: new GuardrailsService(stores.guardrails, init.validateChecks ?? checksValidator(resolveCheck)),
+    policies,
     logger,
     bodyLimitBytes: options['body-limit'],
     isDraining: () => draining,
@@ -227,6 +230,20 @@ export function createGateway(init: GatewayInit): Gateway {
     handler,
   );
 
+  /** The bootstrap file's usage_limits into the policy store (again at every start: idempotent). */
+  async function declarePolicies(): Promise<void> {
+    const entries = bootstrap?.usage_limits ?? [];
+    if (entries.length === 0) return;
+    try {
+      await policies.declare(entries);
+    } catch (e) {
+      if (!options['redis-optional']) throw new Error(`bootstrap usage_limits could not be stored: ${(e as Error).message}`);
+      logger.warn({ msg: 'bootstrap usage_limits could not be stored (Redis unreachable); they are not declared in this run', error: (e as Error).message });
+      return;
+    }
+    logger.warn({ msg: 'usage-limit policies are stored and listed, but this build does not enforce them yet: no request is limited', declared: entries.length });
+  }
+
   return {
     server,
     stores,
@@ -240,6 +257,7 @@ export function createGateway(init: GatewayInit): Gateway {
         if (!options['redis-optional']) throw new Error(`${(e as Error).message}. Start Redis, or set GATEWAY_REDIS_OPTIONAL=true to serve degraded.`);
         logger.warn({ msg: 'Redis is not reachable at start; serving degraded (local state) until it is', error: (e as Error).message });
       }
+      await declarePolicies();
       return new Promise<AddressInfo>((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => {

@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { formatPath, toIssues } from './issues.js';
 import { PROVIDER_FIELDS_SHAPE } from './provider-fields.js';
+import { declaredId, UsageLimitEntrySchema } from './usage-limits.js';
 
 const str = z.string().min(1);
 
@@ -31,6 +32,8 @@ export const BootstrapSchema = z.strictObject({
     .optional(),
   /** Operator overrides of a provider's default base URL (a corporate proxy, a test double). */
   provider_base_urls: z.record(str, z.url({ protocol: /^https?$/ })).default({}),
+  /** Usage-limit policies stored at every start (the API's body, plus an optional fixed `id`). */
+  usage_limits: z.array(UsageLimitEntrySchema).optional(),
 });
 export type Bootstrap = z.infer<typeof BootstrapSchema>;
 
@@ -74,6 +77,18 @@ export function parseBootstrap(text: string, env: NodeJS.ProcessEnv = process.en
   for (const [i, k] of r.data.api_keys.entries()) {
     if (names.has(k.key)) throw new BootstrapError(`${source} is invalid:\n  api_keys[${i}].key: duplicate key`);
     names.add(k.key);
+  }
+  const ids = new Map<string, number>();
+  for (const [i, p] of (r.data.usage_limits ?? []).entries()) {
+    if (p.workspace_id === undefined && p.organisation_id === undefined) {
+      throw new BootstrapError(`${source} is invalid:\n  usage_limits[${i}].workspace_id: a policy names its workspace_id or organisation_id`);
+    }
+    const id = declaredId(p);
+    const twin = ids.get(id);
+    if (twin !== undefined) {
+      throw new BootstrapError(`${source} is invalid:\n  usage_limits[${i}]: the same policy as usage_limits[${twin}] (same id, or same name in the same scope)`);
+    }
+    ids.set(id, i);
   }
   return r.data;
 }

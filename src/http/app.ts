@@ -9,6 +9,7 @@ import { Exchange } from './exchange.js';
 import { PROXY_ROUTES } from './routes/index.js';
 import { proxyRoute } from './routes/proxy.js';
 import { guardrailRoutes } from './routes/guardrails.js';
+import { policyRoutes } from './routes/policies.js';
 import { PlanRunner } from '../pipeline/run-plan.js';
 import { Router, type HotRoute, type Params } from './router.js';
 
@@ -72,6 +73,7 @@ function createFrameworkApp(deps: AppDeps): express.Express {
     if (authenticated(exchangeOf(res), deps.apiKeys)) next();
   });
   app.use(guardrailRoutes(deps.guardrails, deps.bodyLimitBytes));
+  app.use(policyRoutes(deps.policies, deps.bodyLimitBytes));
   app.use((req, res) => {
     sendError(exchangeOf(res), new GatewayError('route_not_found', `Unknown route: ${req.method} ${req.path}`));
   });

@@ -5,6 +5,9 @@ import type { VectorIndex } from './vector-index.js';
 import type { GuardrailStore } from './guardrail-store.js';
 import { MemoryGuardrailStore } from './memory/guardrail-store.js';
 import { RedisGuardrailStore } from './redis/guardrail-store.js';
+import type { PolicyStore } from './policy-store.js';
+import { MemoryPolicyStore } from './memory/policy-store.js';
+import { RedisPolicyStore } from './redis/policy-store.js';
 import { MemoryBreakerStore } from './memory/breaker-store.js';
 import { MemoryCacheStore } from './memory/cache-store.js';
 import { MemoryVectorIndex } from './memory/vector-index.js';
@@ -21,6 +24,8 @@ export interface Stores {
   breakers: BreakerStore;
   /** Stored guardrails (the guardrails API); reads answer from memory (with Redis: a mirror). */
   guardrails: GuardrailStore;
+  /** Usage-limit policies (the usage-limits API, bootstrap `usage_limits`); reads go to the store. */
+  policies: PolicyStore;
   /** False while a shared backend is unreachable: caching is skipped (DISABLED), breakers run locally. */
   available(): boolean;
   /** Resolves when the stores can serve; with Redis, rejects (clearly) when it is not reachable in time. */
@@ -44,6 +49,7 @@ export function createStores(o: StoreOptions): Stores {
       vectors: new MemoryVectorIndex(),
       breakers: new MemoryBreakerStore(),
       guardrails: new MemoryGuardrailStore(),
+      policies: new MemoryPolicyStore(),
       available: () => true,
       start: () => Promise.resolve(),
       close: () => Promise.resolve(),
@@ -59,6 +65,7 @@ export function createStores(o: StoreOptions): Stores {
     vectors,
     breakers,
     guardrails,
+    policies: new RedisPolicyStore(conn),
     available: () => conn.available(),
     async start(timeoutMs) {
       await conn.waitUntilReady(timeoutMs);
