@@ -143,6 +143,7 @@ export function createGateway(init: GatewayInit): Gateway {
   const stores = createStores({
     redisUrl: options.redis,
     cacheMaxBytes: options['cache-max-bytes'],
+    requestLogSize: options['request-log-size'],
     observer: {
       operation: (store, op, seconds, ok) => telemetry.storeOperation(store, op, seconds, ok),
       availability: (store, up) => logger[up ? 'info' : 'warn']({ msg: up ? 'store available' : 'store unavailable; serving degraded', store }),

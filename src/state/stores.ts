@@ -12,6 +12,9 @@ import { createRedis, type StoreLogger } from './redis/connection.js';
 import { RedisBreakerStore } from './redis/breaker-store.js';
 import { RedisCacheStore } from './redis/cache-store.js';
 import { RedisVectorIndex } from './redis/vector-index.js';
+import type { RequestLogStore } from './request-log-store.js';
+import { MemoryRequestLogStore } from './memory/request-log-store.js';
+import { RedisRequestLogStore } from './redis/request-log-store.js';
 
 /** Every piece of state the gateway holds, built once: memory (embedded default) or Redis (shared). */
 export interface Stores {
@@ -21,6 +24,8 @@ export interface Stores {
   breakers: BreakerStore;
   /** Stored guardrails (the guardrails API); reads answer from memory (with Redis: a mirror). */
   guardrails: GuardrailStore;
+  /** Request records (GET /v1/logs): a memory ring, or one capped stream shared through Redis. */
+  requestLogs: RequestLogStore;
   /** False while a shared backend is unreachable: caching is skipped (DISABLED), breakers run locally. */
   available(): boolean;
   /** Resolves when the stores can serve; with Redis, rejects (clearly) when it is not reachable in time. */
@@ -31,6 +36,8 @@ export interface Stores {
 export interface StoreOptions {
   redisUrl?: string;
   cacheMaxBytes: number;
+  /** Request records kept (--request-log-size). */
+  requestLogSize: number;
   observer: StoreObserver;
   logger: StoreLogger;
   onRemoteTransition?: (id: string, t: Transition) => void;
@@ -44,6 +51,7 @@ export function createStores(o: StoreOptions): Stores {
       vectors: new MemoryVectorIndex(),
       breakers: new MemoryBreakerStore(),
       guardrails: new MemoryGuardrailStore(),
+      requestLogs: new MemoryRequestLogStore(o.requestLogSize),
       available: () => true,
       start: () => Promise.resolve(),
       close: () => Promise.resolve(),
@@ -59,6 +67,7 @@ export function createStores(o: StoreOptions): Stores {
     vectors,
     breakers,
     guardrails,
+    requestLogs: new RedisRequestLogStore(conn, { capacity: o.requestLogSize }),
     available: () => conn.available(),
     async start(timeoutMs) {
       await conn.waitUntilReady(timeoutMs);
