@@ -207,6 +207,7 @@ export function createGateway(init: GatewayInit): Gateway {
     metrics: telemetry.registry,
     apiKeys: catalog.apiKeys,
     guardrails: new GuardrailsService(stores.guardrails, init.validateChecks ?? checksValidator(resolveCheck)),
+    requestLogs: stores.requestLogs,
     logger,
     bodyLimitBytes: options['body-limit'],
     isDraining: () => draining,

@@ -6,6 +6,7 @@ import type { PipelineDeps } from '../pipeline/context.js';
 import type { ConfigResolver } from '../plan/resolve.js';
 import type { ApiKeyStore } from '../state/api-key-store.js';
 import type { GuardrailsService } from '../management/guardrails.js';
+import type { RequestLogStore } from '../state/request-log-store.js';
 import type { Exchange } from './exchange.js';
 
 /** What the edge is built from (by the composition root, src/gateway.ts). */
@@ -15,6 +16,8 @@ export interface AppDeps {
   apiKeys: ApiKeyStore;
   /** The guardrails API's logic (POST/GET/PUT/DELETE /v1/guardrails). */
   guardrails: GuardrailsService;
+  /** Where each proxied request's record is appended (and GET /v1/logs reads). */
+  requestLogs: RequestLogStore;
   logger: Logger;
   bodyLimitBytes: number;
   metrics: Registry;
