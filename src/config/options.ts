@@ -88,7 +88,7 @@ export const OptionsSchema = z.object({
   'redis-optional': z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true'),
   'cache-max-bytes': bytes,
   'cache-ttl': z.string().regex(/^\d+$/, 'must be whole seconds').transform(Number).pipe(z.number().int().positive()),
-  'request-log-size': z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1).max(1_000_000)),
+  'request-log-size': z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1).max(100_000)),
   'semantic-threshold': z.coerce.number().gt(0).max(1),
   'check-url-lookups': z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true'),
   workers: z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1).max(64)),
