@@ -183,9 +183,10 @@ describe('GET /v1/logs (memory ring)', () => {
   it('the stdout line and the record say the same of a request', async () => {
     const line = await logLine(gw, t.failed);
     const rec = (await getLogs(gw, `?trace_id=${t.failed}`)).json.data[0];
-    for (const k of ['trace_id', 'method', 'path', 'status', 'latency_ms', 'metadata', 'stream', 'attempts', 'provider', 'target', 'error', 'key_name']) {
+    for (const k of ['trace_id', 'method', 'path', 'status', 'latency_ms', 'metadata', 'stream', 'model', 'attempts', 'provider', 'target', 'error', 'key_name', 'workspace_id', 'organisation_id']) {
       expect([k, rec[k]]).toEqual([k, line[k]]);
     }
+    expect([line.model, line.workspace_id]).toEqual(['gpt-4o-mini', 'ws-a']);
   });
 });
 
