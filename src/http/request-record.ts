@@ -1,16 +1,10 @@
 import type { RequestLogRecord } from '../state/request-log-store.js';
 import { hooksSummary, type RequestLogSource } from './request-log.js';
 
-/** What a request's record is read from: the log line's source (an `Exchange`) plus scope, model and cost. */
+/** What a request's record is read from: the log line's source (an `Exchange`) plus the retries and the cost. */
 export interface RequestRecordSource extends RequestLogSource {
-  readonly ctx:
-    | (NonNullable<RequestLogSource['ctx']> & {
-        readonly request: { readonly body?: Record<string, unknown> | undefined };
-        readonly cost?: number;
-      })
-    | undefined;
+  readonly ctx: (NonNullable<RequestLogSource['ctx']> & { readonly cost?: number }) | undefined;
   readonly meta: (NonNullable<RequestLogSource['meta']> & { readonly retries?: number }) | undefined;
-  readonly gatewayKey: { readonly name: string; readonly workspace_id?: string; readonly organisation_id?: string } | undefined;
 }
 
 /**
