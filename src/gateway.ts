@@ -147,6 +147,7 @@ export function createGateway(init: GatewayInit): Gateway {
   const stores = createStores({
     redisUrl: options.redis,
     cacheMaxBytes: options['cache-max-bytes'],
+    requestLogSize: options['request-log-size'],
     observer: {
       operation: (store, op, seconds, ok) => telemetry.storeOperation(store, op, seconds, ok),
       availability: (store, up) => logger[up ? 'info' : 'warn']({ msg: up ? 'store available' : 'store unavailable; serving degraded', store }),
@@ -212,6 +213,7 @@ export function createGateway(init: GatewayInit): Gateway {
     apiKeys: catalog.apiKeys,
     guardrails: new GuardrailsService(stores.guardrails, init.validateChecks ?? checksValidator(resolveCheck)),
     policies,
+    requestLogs: stores.requestLogs,
     logger,
     bodyLimitBytes: options['body-limit'],
     isDraining: () => draining,

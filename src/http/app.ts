@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { GatewayError } from '../errors/gateway-error.js';
 import { requestLogWriter } from './request-log.js';
+import { requestRecord } from './request-record.js';
 import { authenticate, type AppDeps } from './deps.js';
 import type { ApiKeyStore } from '../state/api-key-store.js';
 import { sendError } from './errors.js';
@@ -10,6 +11,8 @@ import { PROXY_ROUTES } from './routes/index.js';
 import { proxyRoute } from './routes/proxy.js';
 import { guardrailRoutes } from './routes/guardrails.js';
 import { policyRoutes } from './routes/policies.js';
+import { logRoutes } from './routes/logs.js';
+import { LogsService } from '../management/logs.js';
 import { PlanRunner } from '../pipeline/run-plan.js';
 import { Router, type HotRoute, type Params } from './router.js';
 
@@ -74,6 +77,7 @@ function createFrameworkApp(deps: AppDeps): express.Express {
   });
   app.use(guardrailRoutes(deps.guardrails, deps.bodyLimitBytes));
   app.use(policyRoutes(deps.policies, deps.bodyLimitBytes));
+  app.use(logRoutes(new LogsService(deps.requestLogs)));
   app.use((req, res) => {
     sendError(exchangeOf(res), new GatewayError('route_not_found', `Unknown route: ${req.method} ${req.path}`));
   });
@@ -96,7 +100,14 @@ export function createHandler(deps: AppDeps, routes: readonly HotRoute[] = []): 
   const runner = new PlanRunner(deps.pipeline);
   for (const r of PROXY_ROUTES) hot.add(r.method, r.path, proxyRoute(r.endpoint, r.path, deps, runner));
   for (const r of routes) hot.add(r.method, r.path, r.handle);
-  const out = { requestLog: requestLogWriter(deps.logger), telemetry: deps.pipeline.telemetry, now: deps.pipeline.now, inFlight: deps.inFlight };
+  const now = deps.pipeline.now;
+  const out = {
+    requestLog: requestLogWriter(deps.logger),
+    record: (ex: Exchange, latencyMs: number) => deps.requestLogs.append(requestRecord(ex, latencyMs, now())),
+    telemetry: deps.pipeline.telemetry,
+    now,
+    inFlight: deps.inFlight,
+  };
   return (req, res) => {
     const ex = new Exchange(req, res, out, deps.isDraining());
     if (ex.startError !== undefined) {
@@ -108,6 +119,7 @@ export function createHandler(deps: AppDeps, routes: readonly HotRoute[] = []): 
     const path = q < 0 ? url : url.slice(0, q);
     const route = hot.match(req.method!, path);
     if (route !== undefined) {
+      ex.recorded = true;
       route.handler(ex, route.params); // the route authenticates first
       return;
     }

@@ -7,6 +7,7 @@ import type { ConfigResolver } from '../plan/resolve.js';
 import type { ApiKeyStore } from '../state/api-key-store.js';
 import type { GuardrailsService } from '../management/guardrails.js';
 import type { PoliciesService } from '../management/policies.js';
+import type { RequestLogStore } from '../state/request-log-store.js';
 import type { Exchange } from './exchange.js';
 
 /** What the edge is built from (by the composition root, src/gateway.ts). */
@@ -18,6 +19,8 @@ export interface AppDeps {
   guardrails: GuardrailsService;
   /** The usage-limits API's logic (/v1/policies/usage-limits). */
   policies: PoliciesService;
+  /** Where each proxied request's record is appended (and GET /v1/logs reads). */
+  requestLogs: RequestLogStore;
   logger: Logger;
   bodyLimitBytes: number;
   metrics: Registry;

@@ -11,8 +11,8 @@ import type { ApiKeyRecord } from '../security/api-keys.js';
 /**
  * One request/response exchange and what the gateway learns about it on the way: trace id, settings,
  * key, pipeline context, the answering target, the error. Plain Node objects, so the hot routes need
- * no framework; the log line (src/http/request-log.ts reads its fields from here) and gateway-wide metrics
- * are written once, when the response closes.
+ * no framework; the log line (src/http/request-log.ts reads its fields from here), the request's
+ * record (src/http/request-record.ts) and gateway-wide metrics are written once, when the response closes.
  */
 export class Exchange {
   traceId: string;
@@ -22,6 +22,8 @@ export class Exchange {
   meta: AnswerMeta | undefined;
   error: GatewayError | undefined;
   clientAborted = false;
+  /** Set for the proxied endpoints: the exchange's record goes to the request log store when it closes. */
+  recorded = false;
   /**
    * Ends the exchange early with an error (set by the responder while a plan runs: it unsubscribes,
    * then answers JSON, or ends a started stream with an SSE error event). Used at the shutdown deadline.
@@ -34,7 +36,14 @@ export class Exchange {
   constructor(
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
-    private readonly out: { requestLog: RequestLogWriter; telemetry: Telemetry; now: () => number; inFlight: Set<Exchange> },
+    private readonly out: {
+      requestLog: RequestLogWriter;
+      /** Appends the exchange's record (GET /v1/logs); never throws or waits. */
+      record: (ex: Exchange, latencyMs: number) => void;
+      telemetry: Telemetry;
+      now: () => number;
+      inFlight: Set<Exchange>;
+    },
     draining: boolean,
   ) {
     let traceId = headerValue(req.headers, REQUEST_HEADERS.traceId);
@@ -61,5 +70,6 @@ export class Exchange {
       this.out.telemetry.request(ctx.request.endpoint, res.statusCode, latencyMs / 1000, (latencyMs - upstreamMs) / 1000);
     }
     this.out.requestLog(this, latencyMs);
+    if (this.recorded) this.out.record(this, latencyMs);
   }
 }

@@ -12,7 +12,8 @@ export interface RequestLogSource {
   readonly settings: { readonly metadata?: Record<string, unknown> };
   readonly ctx:
     | {
-        readonly request: { readonly stream: boolean };
+        /** Of the body only `model` is read (a string, else nothing is written). */
+        readonly request: { readonly stream: boolean; readonly body?: Record<string, unknown> | undefined };
         readonly attempts: number;
         readonly usage?: Usage;
         readonly hooks?: { readonly before: readonly HookLogEntry[]; readonly after: readonly HookLogEntry[] };
@@ -21,7 +22,7 @@ export interface RequestLogSource {
   readonly meta: { readonly provider: string; readonly target: string; readonly cacheStatus?: string } | undefined;
   readonly error: { readonly code: string; readonly status: number; readonly message: string } | undefined;
   readonly clientAborted: boolean;
-  readonly gatewayKey: { readonly name: string } | undefined;
+  readonly gatewayKey: { readonly name: string; readonly workspace_id?: string; readonly organisation_id?: string } | undefined;
 }
 
 /** What the log line says of a hook: its id, verdict, whether it denied, and its feedback; never the checked text. */
@@ -55,7 +56,8 @@ export type RequestLogWriter = (ex: RequestLogSource, latencyMs: number) => void
  * 1,000 req/s: ~8 µs and ~2.8 KB allocated per request; in a micro-benchmark into a no-op stream,
  * ~1.8 µs and ~3.6 KB per line through pino, ~0.9 µs and ~1.6 KB here). This function is the one
  * place that defines the line: only these fields, in this order, an absent (undefined) one omitted as
- * pino omits it. Headers and bodies are never read here, so a secret cannot reach the log.
+ * pino omits it. Headers are never read here, and of the body only `model`, so neither a secret nor
+ * a prompt can reach the log.
  *
  * Strings are written as JSON.stringify writes them. Pino before Node 25 escapes only `"` and `\` in
  * short strings without control characters: the same output except for a lone UTF-16 surrogate,
@@ -71,6 +73,8 @@ function requestLine(ex: RequestLogSource, latencyMs: number): string {
   if (ex.settings.metadata) s += `,"metadata":${JSON.stringify(ex.settings.metadata)}`;
   if (ctx) {
     if (ctx.request.stream !== undefined) s += `,"stream":${ctx.request.stream}`;
+    const model = ctx.request.body?.model;
+    if (typeof model === 'string') s += `,"model":${str(model)}`;
     if (ctx.attempts !== undefined) s += `,"attempts":${num(ctx.attempts)}`;
     if (ctx.usage) s += `,"usage":${JSON.stringify(ctx.usage)}`;
     if (ctx.hooks) s += `,"hooks":${JSON.stringify(hooksSummary(ctx.hooks.before, ctx.hooks.after))}`;
@@ -82,7 +86,10 @@ function requestLine(ex: RequestLogSource, latencyMs: number): string {
   }
   if (error) s += `,"error":${JSON.stringify({ code: error.code, status: error.status, message: error.message })}`;
   if (ex.clientAborted) s += ',"client_aborted":true';
-  if (ex.gatewayKey?.name !== undefined) s += `,"key_name":${str(ex.gatewayKey.name)}`;
+  const key = ex.gatewayKey;
+  if (key?.name !== undefined) s += `,"key_name":${str(key.name)}`;
+  if (key?.workspace_id !== undefined) s += `,"workspace_id":${str(key.workspace_id)}`;
+  if (key?.organisation_id !== undefined) s += `,"organisation_id":${str(key.organisation_id)}`;
   return s + '}\n';
 }
 
@@ -107,7 +114,7 @@ const PROBE: RequestLogSource = {
   res: { statusCode: 502 },
   settings: { metadata: { team: 'a"b', n: 1, ok: true, none: null } },
   ctx: {
-    request: { stream: true },
+    request: { stream: true, body: { model: 'm"1', messages: [] } },
     attempts: 2,
     usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
     hooks: { before: [{ id: 'h"1', verdict: false, deny: true, feedback: { value: -1, weight: 2 } }], after: [{ id: 'h2', verdict: true, deny: false }] },
@@ -115,7 +122,7 @@ const PROBE: RequestLogSource = {
   meta: { provider: 'openai', target: 'config.targets[0]', cacheStatus: 'MISS' },
   error: { code: 'upstream_error', status: 502, message: 'm' },
   clientAborted: true,
-  gatewayKey: { name: 'k' },
+  gatewayKey: { name: 'k', workspace_id: 'w"1', organisation_id: 'o' },
 };
 
 /**

@@ -15,6 +15,9 @@ import { createRedis, type StoreLogger } from './redis/connection.js';
 import { RedisBreakerStore } from './redis/breaker-store.js';
 import { RedisCacheStore } from './redis/cache-store.js';
 import { RedisVectorIndex } from './redis/vector-index.js';
+import type { RequestLogStore } from './request-log-store.js';
+import { MemoryRequestLogStore } from './memory/request-log-store.js';
+import { RedisRequestLogStore } from './redis/request-log-store.js';
 
 /** Every piece of state the gateway holds, built once: memory (embedded default) or Redis (shared). */
 export interface Stores {
@@ -26,6 +29,8 @@ export interface Stores {
   guardrails: GuardrailStore;
   /** Usage-limit policies (the usage-limits API, bootstrap `usage_limits`); reads go to the store. */
   policies: PolicyStore;
+  /** Request records (GET /v1/logs): a memory ring, or one capped stream shared through Redis. */
+  requestLogs: RequestLogStore;
   /** False while a shared backend is unreachable: caching is skipped (DISABLED), breakers run locally. */
   available(): boolean;
   /** Resolves when the stores can serve; with Redis, rejects (clearly) when it is not reachable in time. */
@@ -36,6 +41,8 @@ export interface Stores {
 export interface StoreOptions {
   redisUrl?: string;
   cacheMaxBytes: number;
+  /** Request records kept (--request-log-size). */
+  requestLogSize: number;
   observer: StoreObserver;
   logger: StoreLogger;
   onRemoteTransition?: (id: string, t: Transition) => void;
@@ -50,6 +57,7 @@ export function createStores(o: StoreOptions): Stores {
       breakers: new MemoryBreakerStore(),
       guardrails: new MemoryGuardrailStore(),
       policies: new MemoryPolicyStore(),
+      requestLogs: new MemoryRequestLogStore(o.requestLogSize),
       available: () => true,
       start: () => Promise.resolve(),
       close: () => Promise.resolve(),
@@ -66,6 +74,7 @@ export function createStores(o: StoreOptions): Stores {
     breakers,
     guardrails,
     policies: new RedisPolicyStore(conn),
+    requestLogs: new RedisRequestLogStore(conn, { capacity: o.requestLogSize }),
     available: () => conn.available(),
     async start(timeoutMs) {
       await conn.waitUntilReady(timeoutMs);

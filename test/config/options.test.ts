@@ -138,6 +138,12 @@ describe('readOptions', () => {
     expect(optionsError({ 'provider-base-urls': '=http://x' })).toContain('not provider=url');
   });
 
+  it('takes the request log size as a whole number from 1 to 100,000 (default 10,000)', () => {
+    expect(readOptions({}, {})['request-log-size']).toBe(10_000);
+    expect(readOptions({}, { GATEWAY_REQUEST_LOG_SIZE: '500' })['request-log-size']).toBe(500);
+    for (const raw of ['0', '100001', '1.5', 'many']) expect(optionsError({ 'request-log-size': raw })).toContain('--request-log-size (GATEWAY_REQUEST_LOG_SIZE)');
+  });
+
   it('refuses non-positive or fractional timeouts', () => {
     for (const raw of ['0', '-5', '1.5', 'abc']) {
       expect(optionsError({ 'stream-idle-timeout': raw })).toContain('--stream-idle-timeout');

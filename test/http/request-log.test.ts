@@ -30,6 +30,7 @@ function pinoObject(ex: RequestLogSource, latencyMs: number): Record<string, unk
   if (ex.settings.metadata) line.metadata = ex.settings.metadata;
   if (ex.ctx) {
     line.stream = ex.ctx.request.stream;
+    if (typeof ex.ctx.request.body?.model === 'string') line.model = ex.ctx.request.body.model;
     line.attempts = ex.ctx.attempts;
     if (ex.ctx.usage) line.usage = ex.ctx.usage;
   }
@@ -40,7 +41,11 @@ function pinoObject(ex: RequestLogSource, latencyMs: number): Record<string, unk
   }
   if (ex.error) line.error = { code: ex.error.code, status: ex.error.status, message: ex.error.message };
   if (ex.clientAborted) line.client_aborted = true;
-  if (ex.gatewayKey) line.key_name = ex.gatewayKey.name;
+  if (ex.gatewayKey) {
+    line.key_name = ex.gatewayKey.name;
+    line.workspace_id = ex.gatewayKey.workspace_id;
+    line.organisation_id = ex.gatewayKey.organisation_id;
+  }
   return line;
 }
 
@@ -62,10 +67,10 @@ const full = (over: Partial<RequestLogSource> = {}): RequestLogSource =>
     req: { method: 'POST', url: '/v1/chat/completions?api-version=2024-10-21&x=%22' },
     res: { statusCode: 200 },
     settings: { metadata: { team: 'search', n: 3, ok: true, none: null } },
-    ctx: { request: { stream: true }, attempts: 2, usage: { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 } },
+    ctx: { request: { stream: true, body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'never logged' }] } }, attempts: 2, usage: { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 } },
     meta: { provider: 'openai', target: 'config.targets[1]', cacheStatus: 'SEMANTIC_HIT' },
     clientAborted: true,
-    gatewayKey: { name: 'team-search' },
+    gatewayKey: { name: 'team-search', workspace_id: 'ws-search', organisation_id: 'org-1' },
     ...over,
   });
 
@@ -98,6 +103,8 @@ const cases: [string, RequestLogSource, number][] = [
   ['trace id and key name with quotes, backslashes and unicode', full({ traceId: printable, gatewayKey: { name: printable } }), 2],
   ['long trace id and key name', full({ traceId: 'ab"c'.repeat(40), gatewayKey: { name: 'k\\'.repeat(60) } }), 2],
   ['key name with odd characters', full({ gatewayKey: { name: odd } }), 2],
+  ['workspace, organisation and model with odd characters', full({ gatewayKey: { name: 'k', workspace_id: odd, organisation_id: printable }, ctx: { request: { stream: false, body: { model: odd } }, attempts: 1 } }), 2],
+  ['a model that is not a string is not written', full({ ctx: { request: { stream: false, body: { model: { odd } } }, attempts: 1 } }), 2],
   [
     'error',
     full({
@@ -132,6 +139,13 @@ describe('request log writer', () => {
     expect(direct.lines[0]).toBe(viaPino.lines[0]);
     expect(direct.lines[0]!.endsWith('}\n')).toBe(true);
     expect(JSON.parse(direct.lines[0]!)).toMatchObject({ level: 30, time: 1_700_000_000_123, msg: 'request' });
+  });
+
+  it('reads only the model of the body: no prompt text in the line', () => {
+    const out = sink();
+    requestLogWriter(pino({ base: undefined }, out.stream))(full(), 1);
+    expect(out.lines[0]).toContain('"model":"gpt-4o-mini"');
+    expect(out.lines[0]).not.toContain('never logged');
   });
 
   it('matches pino through the gateway logger (createLogger)', () => {
