@@ -31,6 +31,7 @@ type Params = z.infer<typeof Params>;
  * error, so the check fails closed). The token itself is never in `data`.
  */
 export const jwt: CheckDef<Params> = {
+  io: true,
   id: 'jwt',
   params: Params,
   phases: ['request'],

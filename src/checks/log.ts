@@ -18,6 +18,7 @@ type Params = z.infer<typeof Params>;
  * it throws, so the hook records an error (and fails closed unless `fail_on_error: false`).
  */
 export const log: CheckDef<Params> = {
+  io: true,
   id: 'log',
   params: Params,
   async run(input, p, deps, signal) {

@@ -37,6 +37,7 @@ export async function settleCheck(
   o: SettleOptions = {},
 ): Promise<{ result: CheckResult; outcome?: CheckOutcome }> {
   const clock = o.clock ?? (() => performance.now());
+  if (!check.def.io) return settleComputation(check, input, deps, o.failOnError !== false, clock);
   const timeoutMs = o.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   const ac = new AbortController();
   const onParentAbort = (): void => ac.abort(o.signal?.reason);
@@ -70,5 +71,29 @@ export async function settleCheck(
   } finally {
     clearTimeout(timer);
     o.signal?.removeEventListener('abort', onParentAbort);
+  }
+}
+
+/** A check that never waits on anything never aborts: no signal and no timer needed. */
+const NEVER_ABORTED = new AbortController().signal;
+
+/** A computation check (no I/O): run at once, a throw settled as settleCheck does. */
+async function settleComputation(
+  check: ResolvedCheck,
+  input: CheckInput,
+  deps: CheckDeps,
+  failOnError: boolean,
+  clock: () => number,
+): Promise<{ result: CheckResult; outcome?: CheckOutcome }> {
+  const started = clock();
+  try {
+    const outcome = await runCheck(check, input, deps, NEVER_ABORTED);
+    return {
+      result: { id: check.id, verdict: outcome.verdict, data: outcome.data ?? null, error: null, execution_time: clock() - started, transformed: outcome.transformed !== undefined },
+      outcome,
+    };
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    return { result: { id: check.id, verdict: !failOnError, data: null, error: message, execution_time: clock() - started, transformed: false } };
   }
 }

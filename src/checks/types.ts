@@ -95,6 +95,12 @@ export interface CheckDef<P = unknown> {
   params: z.ZodType<P>;
   /** Changes the request or response (`transformed`); never inverted. */
   mutator?: boolean;
+  /**
+   * The check does I/O (network, a remote key set): it gets an abort signal and a time limit. A check
+   * without it is a plain computation over the input, run without either (a timer and an
+   * AbortController per check cost more than most checks themselves).
+   */
+  io?: true;
   /** Takes `not: true`, which inverts the verdict (runCheck does it). */
   supportsNot?: boolean;
   /** Which phases the check makes sense in (default both); the plan builder may refuse others. */

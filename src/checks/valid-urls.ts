@@ -24,6 +24,7 @@ const LOOKUP_TIMEOUT_MS = 3_000;
  * no effect, and `data.lookups` says so. No URL at all passes.
  */
 export const validUrls: CheckDef<Params> = {
+  io: true,
   id: 'validUrls',
   params: Params,
   supportsNot: true,

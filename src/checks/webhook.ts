@@ -34,6 +34,7 @@ const Reply = z.object({
  * reply without a boolean verdict, a redirect, a refused host or the timeout throw (fail closed).
  */
 export const webhook: CheckDef<Params> = {
+  io: true,
   id: 'webhook',
   params: Params,
   mutator: true,

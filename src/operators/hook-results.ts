@@ -27,13 +27,17 @@ export function hookResults(ctx: HookResultsSource, strict: boolean): MonoTypeOp
           if (ev.type !== 'json' || !account) return subscriber.next(ev);
           const body = ev.body && typeof ev.body === 'object' && !Array.isArray(ev.body) ? (ev.body as Record<string, unknown>) : undefined;
           if (!body) return subscriber.next(ev);
-          subscriber.next({
-            type: 'json',
-            status: account.failed && ev.status >= 200 && ev.status < 300 ? 246 : ev.status,
-            body: { ...body, hook_results: hookResultsBody(account) },
-            meta: ev.meta,
-            ...(ev.usage ? { usage: ev.usage } : {}),
-          });
+          const results = hookResultsBody(account);
+          const status = account.failed && ev.status >= 200 && ev.status < 300 ? 246 : ev.status;
+          // The provider's text is kept as it came, the results spliced in before its closing brace
+          // (no re-serialisation of the whole answer), unless it already names hook_results.
+          const end = ev.raw === undefined || 'hook_results' in body ? -1 : ev.raw.lastIndexOf('}');
+          const next: GatewayEvent =
+            end > 0
+              ? { type: 'json', status, body: { ...body, hook_results: results }, raw: `${ev.raw!.slice(0, end)}${Object.keys(body).length > 0 ? ',' : ''}"hook_results":${JSON.stringify(results)}}`, meta: ev.meta }
+              : { type: 'json', status, body: { ...body, hook_results: results }, meta: ev.meta };
+          if (ev.usage) next.usage = ev.usage;
+          subscriber.next(next);
         },
         error: (e: unknown) => subscriber.error(e),
         complete() {

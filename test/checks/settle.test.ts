@@ -5,9 +5,10 @@ import { settleCheck } from '../../src/checks/settle.js';
 import type { CheckDef } from '../../src/checks/types.js';
 import { chatRequest, deps } from './_helpers.js';
 
-const resolved = (run: CheckDef<object>['run']): ResolvedCheck => ({
+/** A test check; `io` (default true) makes it one that waits on I/O: signal and time limit. */
+const resolved = (run: CheckDef<object>['run'], io = true): ResolvedCheck => ({
   id: 'default.test',
-  def: { id: 'test', params: z.object({}), run } as CheckDef<unknown>,
+  def: { id: 'test', params: z.object({}), run, ...(io ? { io: true } : {}) } as CheckDef<unknown>,
   params: {},
   not: false,
   path: 'p',
@@ -34,6 +35,26 @@ describe('settleCheck', () => {
   });
 
   afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a computation check (no io) runs with no timer and a signal that never aborts', async () => {
+    vi.useFakeTimers();
+    let seen: AbortSignal | undefined;
+    const r = await settleCheck(
+      resolved((_i, _p, _d, signal) => {
+        seen = signal;
+        return { verdict: true };
+      }, false),
+      chatRequest('x'),
+      deps(),
+      { timeoutMs: 5 },
+    );
+    expect(vi.getTimerCount()).toBe(0);
+    expect(r.result).toMatchObject({ verdict: true, error: null });
+    expect(seen?.aborted).toBe(false);
+    const thrown = await settleCheck(resolved(() => { throw new Error('boom'); }, false), chatRequest('x'), deps());
+    expect(thrown.result).toMatchObject({ verdict: false, error: 'boom' });
     vi.useRealTimers();
   });
 
