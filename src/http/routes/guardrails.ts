@@ -1,49 +1,8 @@
-import express, { type Request, type Response } from 'express';
-import { GatewayError } from '../../errors/gateway-error.js';
+import type express from 'express';
 import type { GuardrailsService } from '../../management/guardrails.js';
-import { readJsonBody } from '../body.js';
-import type { Exchange } from '../exchange.js';
+import { resourceRoutes } from './resource.js';
 
-/** The JSON body (415 / 413 / 400 as for the proxied routes). */
-function jsonBody(req: Request, limit: number): Promise<unknown> {
-  return new Promise((resolve, reject) => readJsonBody(req, limit, (err, body) => (err ? reject(err) : resolve(body))));
-}
-
-function methodNotAllowed(allow: string) {
-  return (req: Request): never => {
-    throw new GatewayError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allow}.`, { headers: { allow } });
-  };
-}
-
-/**
- * The guardrails API (README "Guardrails API"): parse, call the management logic with the
- * caller's key, answer JSON. Mounted after the /v1 key check; errors go to the app's error handler.
- */
+/** The guardrails API (README "Guardrails API"): `/v1/guardrails` and `/v1/guardrails/{id or slug}`. */
 export function guardrailRoutes(service: GuardrailsService, bodyLimitBytes: number): express.Router {
-  const r = express.Router();
-  const key = (res: Response) => (res.locals.ex as Exchange).gatewayKey;
-  const idOf = (req: Request) => req.params.idOrSlug as string;
-
-  r.route('/v1/guardrails')
-    .post(async (req, res) => {
-      res.status(201).json(await service.create(await jsonBody(req, bodyLimitBytes), key(res)));
-    })
-    .get(async (req, res) => {
-      res.json(await service.list(req.query, key(res)));
-    })
-    .all(methodNotAllowed('GET, POST'));
-
-  r.route('/v1/guardrails/:idOrSlug')
-    .get(async (req, res) => {
-      res.json(await service.get(idOf(req), req.query, key(res)));
-    })
-    .put(async (req, res) => {
-      res.json(await service.update(idOf(req), await jsonBody(req, bodyLimitBytes), req.query, key(res)));
-    })
-    .delete(async (req, res) => {
-      res.json(await service.delete(idOf(req), req.query, key(res)));
-    })
-    .all(methodNotAllowed('GET, PUT, DELETE'));
-
-  return r;
+  return resourceRoutes('/v1/guardrails', service, bodyLimitBytes);
 }

@@ -1,0 +1,59 @@
+import express, { type Request, type Response } from 'express';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { ApiKeyRecord } from '../../security/api-keys.js';
+import { readJsonBody } from '../body.js';
+import type { Exchange } from '../exchange.js';
+
+/** A management resource's logic (src/management/), called with the caller's gateway key. */
+export interface ResourceService {
+  create(body: unknown, key: ApiKeyRecord | undefined): Promise<unknown>;
+  list(query: unknown, key: ApiKeyRecord | undefined): Promise<unknown>;
+  get(id: string, query: unknown, key: ApiKeyRecord | undefined): Promise<unknown>;
+  update(id: string, body: unknown, query: unknown, key: ApiKeyRecord | undefined): Promise<unknown>;
+  delete(id: string, query: unknown, key: ApiKeyRecord | undefined): Promise<unknown>;
+}
+
+/** The JSON body (415 / 413 / 400 as for the proxied routes). */
+function jsonBody(req: Request, limit: number): Promise<unknown> {
+  return new Promise((resolve, reject) => readJsonBody(req, limit, (err, body) => (err ? reject(err) : resolve(body))));
+}
+
+function methodNotAllowed(allow: string) {
+  return (req: Request): never => {
+    throw new GatewayError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allow}.`, { headers: { allow } });
+  };
+}
+
+/**
+ * A management resource's routes: `POST` (201) and `GET` (list) on `base`, `GET`, `PUT` and `DELETE`
+ * on `base/:id`, other methods 405 with `Allow`. Parse, call the logic with the caller's key, answer
+ * JSON; mounted after the /v1 key check, errors go to the app's error handler.
+ */
+export function resourceRoutes(base: string, service: ResourceService, bodyLimitBytes: number): express.Router {
+  const r = express.Router();
+  const key = (res: Response) => (res.locals.ex as Exchange).gatewayKey;
+  const idOf = (req: Request) => req.params.id as string;
+
+  r.route(base)
+    .post(async (req, res) => {
+      res.status(201).json(await service.create(await jsonBody(req, bodyLimitBytes), key(res)));
+    })
+    .get(async (req, res) => {
+      res.json(await service.list(req.query, key(res)));
+    })
+    .all(methodNotAllowed('GET, POST'));
+
+  r.route(`${base}/:id`)
+    .get(async (req, res) => {
+      res.json(await service.get(idOf(req), req.query, key(res)));
+    })
+    .put(async (req, res) => {
+      res.json(await service.update(idOf(req), await jsonBody(req, bodyLimitBytes), req.query, key(res)));
+    })
+    .delete(async (req, res) => {
+      res.json(await service.delete(idOf(req), req.query, key(res)));
+    })
+    .all(methodNotAllowed('GET, PUT, DELETE'));
+
+  return r;
+}
