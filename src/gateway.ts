@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { createHandler, endInFlight } from './http/app.js';
-import type { Exchange } from './http/exchange.js';
+import type { Socket } from 'node:net';
 import type { Bootstrap } from './config/bootstrap.js';
 import type { ServerOptions } from './config/options.js';
 import { describeGatewayError, loadPipelines, PipelineError } from './config/pipelines.js';
@@ -185,7 +185,9 @@ export function createGateway(init: GatewayInit): Gateway {
   }
   const policies = new PoliciesService(stores.policies);
   let draining = false;
-  const inFlight = new Set<Exchange>();
+  // Open client connections (added and removed once per connection, not per request): at the
+  // shutdown deadline the exchange each one is answering is ended with a word.
+  const sockets = new Set<Socket>();
   const handler = createHandler({
     resolver: new ConfigResolver(planDeps, catalog.savedConfigs),
     pipeline: (pipelineDeps = {
@@ -217,7 +219,6 @@ export function createGateway(init: GatewayInit): Gateway {
     logger,
     bodyLimitBytes: options['body-limit'],
     isDraining: () => draining,
-    inFlight,
   }, init.routes);
   // Client connection limits. requestTimeout (the whole request, headers and body) and headersTimeout
   // stop counting once the request has been received, so a long streamed response is not limited;
@@ -231,6 +232,10 @@ export function createGateway(init: GatewayInit): Gateway {
     },
     handler,
   );
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
 
   /** The bootstrap file's usage_limits into the policy store (again at every start: idempotent). */
   async function declarePolicies(): Promise<void> {
@@ -285,12 +290,12 @@ export function createGateway(init: GatewayInit): Gateway {
       const outcome = await Promise.race([closed.then(() => 'drained' as const), deadline]);
       clearTimeout(timer);
       if (outcome === 'deadline') {
-        logger.warn({ msg: 'shutdown deadline reached; closing remaining connections', timeout_ms: timeoutMs, in_flight: inFlight.size });
+        logger.warn({ msg: 'shutdown deadline reached; closing remaining connections', timeout_ms: timeoutMs, connections: sockets.size });
         // Every unfinished answer ends with a word (503 JSON, or an SSE error event), its upstream call
         // aborted; give the bytes up to 1 s to reach the sockets, then close every connection.
         let grace: NodeJS.Timeout | undefined;
         await Promise.race([
-          endInFlight(inFlight, new GatewayError('shutting_down')),
+          endInFlight(sockets, new GatewayError('shutting_down')),
           new Promise((resolve) => (grace = setTimeout(resolve, 1000))),
         ]);
         clearTimeout(grace);

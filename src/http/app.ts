@@ -6,7 +6,9 @@ import { requestRecord } from './request-record.js';
 import { authenticate, type AppDeps } from './deps.js';
 import type { ApiKeyStore } from '../state/api-key-store.js';
 import { sendError } from './errors.js';
-import { Exchange } from './exchange.js';
+import { Exchange, exchangeOf } from './exchange.js';
+import { interruptExchange } from './respond.js';
+import type { Socket } from 'node:net';
 import { PROXY_ROUTES } from './routes/index.js';
 import { proxyRoute } from './routes/proxy.js';
 import { guardrailRoutes } from './routes/guardrails.js';
@@ -18,13 +20,16 @@ import { Router, type HotRoute, type Params } from './router.js';
 
 
 /**
- * Ends every exchange still in flight with `err`: a plan's answer is cut through `ex.interrupt` (JSON
- * error, or an SSE error event on a started stream), anything else gets the JSON error. Resolves when
- * each response has been handed to the socket (or closed).
+ * Ends every exchange still in flight on `sockets` with `err` (the shutdown deadline): a plan's
+ * answer is cut (JSON error, or an SSE error event on a started stream) and its upstream call
+ * aborted; anything else gets the JSON error. The exchange is found from the response its socket is
+ * writing. Resolves when each response has been handed to the socket (or closed).
  */
-export function endInFlight(inFlight: Set<Exchange>, err: GatewayError): Promise<void> {
+export function endInFlight(sockets: Iterable<Socket>, err: GatewayError): Promise<void> {
   const ends: Promise<void>[] = [];
-  for (const ex of [...inFlight]) {
+  for (const socket of [...sockets]) {
+    const ex = exchangeOf((socket as unknown as { _httpMessage?: unknown })._httpMessage);
+    if (!ex) continue;
     const res = ex.res;
     if (!res.writableFinished && !res.destroyed) {
       ends.push(
@@ -34,8 +39,7 @@ export function endInFlight(inFlight: Set<Exchange>, err: GatewayError): Promise
         }),
       );
     }
-    if (ex.interrupt) ex.interrupt(err);
-    else sendError(ex, err);
+    interruptExchange(ex, err);
   }
   return Promise.all(ends).then(() => undefined);
 }
@@ -106,7 +110,6 @@ export function createHandler(deps: AppDeps, routes: readonly HotRoute[] = []): 
     record: (ex: Exchange, latencyMs: number) => deps.requestLogs.append(requestRecord(ex, latencyMs, now())),
     telemetry: deps.pipeline.telemetry,
     now,
-    inFlight: deps.inFlight,
   };
   return (req, res) => {
     const ex = new Exchange(req, res, out, deps.isDraining());

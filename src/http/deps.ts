@@ -26,8 +26,6 @@ export interface AppDeps {
   metrics: Registry;
   /** True once shutdown has begun: /ready answers 503 and connections are not kept alive. */
   isDraining: () => boolean;
-  /** Every exchange whose response has not closed yet (one add and one delete per request). */
-  inFlight: Set<Exchange>;
 }
 
 /** x-gateway-api-key → the key's record on the exchange; throws 401 when missing or unknown. */
