@@ -5,7 +5,7 @@
  * async, feedback) is decided by the stage operators; this only runs it and reports.
  */
 import type { ResolvedCheck } from './registry.js';
-import { DEFAULT_CHECK_TIMEOUT_MS, settleCheck, type CheckResult } from './settle.js';
+import { DEFAULT_CHECK_TIMEOUT_MS, settleCheck, settleCheckSync, type CheckResult } from './settle.js';
 import type { CheckDeps, CheckInput, CheckOutcome } from './types.js';
 
 export type HookList = 'input_guardrails' | 'before_request_hooks' | 'output_guardrails' | 'after_request_hooks';
@@ -71,44 +71,15 @@ function applied(input: CheckInput, t: NonNullable<CheckOutcome['transformed']>,
   return rebuild(t.request?.body ?? input.request.body, t.response ? t.response.body : input.response?.body);
 }
 
-/**
- * Run one hook against `input`. `rebuild` makes a new input from changed bodies (texts extracted
- * again) so that sequential checks see a mutator's output.
- */
-export async function runHook(
-  spec: HookSpec,
-  input: CheckInput,
-  deps: CheckDeps,
-  rebuild: (body: Record<string, unknown> | undefined, response?: unknown) => CheckInput,
-  signal?: AbortSignal,
-): Promise<HookRun> {
-  const start = performance.now();
-  const results: CheckResult[] = [];
-  let transformed: CheckOutcome['transformed'];
-  const merge = (t: NonNullable<CheckOutcome['transformed']>): void => {
-    transformed = { ...transformed, ...t };
-  };
-  // Mutators chain (each sees the previous one's output), so a hook with one runs its checks in order.
-  if (spec.sequential || spec.checks.some((c) => c.def.mutator)) {
-    let current = input;
-    for (const c of spec.checks) {
-      const { result, outcome } = await settleCheck(c, current, deps, { timeoutMs: spec.timeoutMs, failOnError: spec.failOnError, signal });
-      results.push(result);
-      if (outcome?.transformed) {
-        merge(outcome.transformed);
-        current = applied(current, outcome.transformed, rebuild);
-      }
-    }
-  } else {
-    const runs = await Promise.all(spec.checks.map((c) => settleCheck(c, input, deps, { timeoutMs: spec.timeoutMs, failOnError: spec.failOnError, signal })));
-    for (const { result } of runs) results.push(result);
-  }
+type Rebuild = (body: Record<string, unknown> | undefined, response?: unknown) => CheckInput;
+
+/** The hook's result from its checks' results. */
+function hookRun(spec: HookSpec, results: CheckResult[], transformed: CheckOutcome['transformed'], start: number): HookRun {
   const verdict = results.every((r) => r.verdict);
-  const deny = verdict ? spec.denyOnSuccess : spec.denyOnFail;
   const result: HookResult = {
     id: spec.id,
     verdict,
-    deny,
+    deny: verdict ? spec.denyOnSuccess : spec.denyOnFail,
     async: spec.async,
     checks: results,
     execution_time: performance.now() - start,
@@ -117,6 +88,59 @@ export async function runHook(
   const feedback = verdict ? spec.onSuccess : spec.onFail;
   if (feedback) result.feedback = feedback;
   return transformed ? { result, transformed } : { result };
+}
+
+/** Mutators chain (each sees the previous one's output): a hook with one runs its checks in order. */
+const inOrder = (spec: HookSpec): boolean => spec.sequential || spec.checks.some((c) => c.def.mutator);
+
+/**
+ * Can the hook run synchronously? When none of its checks does I/O: they are computations over the
+ * input, so no timer, signal or promise is needed (and none is made: on the hot path they cost more
+ * than the checks).
+ */
+export const runsSync = (spec: HookSpec): boolean => spec.checks.every((c) => !c.def.io);
+
+/**
+ * Run one hook against `input`. `rebuild` makes a new input from changed bodies (texts extracted
+ * again) so that sequential checks see a mutator's output.
+ */
+export async function runHook(spec: HookSpec, input: CheckInput, deps: CheckDeps, rebuild: Rebuild, signal?: AbortSignal): Promise<HookRun> {
+  if (runsSync(spec)) return runHookSync(spec, input, deps, rebuild);
+  const start = performance.now();
+  const results: CheckResult[] = [];
+  let transformed: CheckOutcome['transformed'];
+  if (inOrder(spec)) {
+    let current = input;
+    for (const c of spec.checks) {
+      const { result, outcome } = await settleCheck(c, current, deps, { timeoutMs: spec.timeoutMs, failOnError: spec.failOnError, signal });
+      results.push(result);
+      if (outcome?.transformed) {
+        transformed = { ...transformed, ...outcome.transformed };
+        current = applied(current, outcome.transformed, rebuild);
+      }
+    }
+  } else {
+    const runs = await Promise.all(spec.checks.map((c) => settleCheck(c, input, deps, { timeoutMs: spec.timeoutMs, failOnError: spec.failOnError, signal })));
+    for (const { result } of runs) results.push(result);
+  }
+  return hookRun(spec, results, transformed, start);
+}
+
+/** `runHook` for a hook whose checks all compute (see `runsSync`): in order, at once. */
+export function runHookSync(spec: HookSpec, input: CheckInput, deps: CheckDeps, rebuild: Rebuild): HookRun {
+  const start = performance.now();
+  const results: CheckResult[] = [];
+  let transformed: CheckOutcome['transformed'];
+  let current = input;
+  for (const c of spec.checks) {
+    const { result, outcome } = settleCheckSync(c, current, deps, spec.failOnError);
+    results.push(result);
+    if (outcome?.transformed) {
+      transformed = { ...transformed, ...outcome.transformed };
+      current = applied(current, outcome.transformed, rebuild);
+    }
+  }
+  return hookRun(spec, results, transformed, start);
 }
 
 /** What a request's hooks produced so far: `hook_results`, and whether a sync hook failed without deny (246). */

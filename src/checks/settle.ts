@@ -37,7 +37,7 @@ export async function settleCheck(
   o: SettleOptions = {},
 ): Promise<{ result: CheckResult; outcome?: CheckOutcome }> {
   const clock = o.clock ?? (() => performance.now());
-  if (!check.def.io) return settleComputation(check, input, deps, o.failOnError !== false, clock);
+  if (!check.def.io) return settleCheckSync(check, input, deps, o.failOnError !== false, clock);
   const timeoutMs = o.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   const ac = new AbortController();
   const onParentAbort = (): void => ac.abort(o.signal?.reason);
@@ -77,17 +77,26 @@ export async function settleCheck(
 /** A check that never waits on anything never aborts: no signal and no timer needed. */
 const NEVER_ABORTED = new AbortController().signal;
 
-/** A computation check (no I/O): run at once, a throw settled as settleCheck does. */
-async function settleComputation(
+/**
+ * A computation check (no `io`), run at once: its outcome, or a throw settled as `settleCheck` does.
+ * A check that answers with a promise without declaring `io` fails (it would otherwise run without a
+ * time limit).
+ */
+export function settleCheckSync(
   check: ResolvedCheck,
   input: CheckInput,
   deps: CheckDeps,
-  failOnError: boolean,
-  clock: () => number,
-): Promise<{ result: CheckResult; outcome?: CheckOutcome }> {
+  failOnError = true,
+  clock: () => number = () => performance.now(),
+): { result: CheckResult; outcome?: CheckOutcome } {
   const started = clock();
   try {
-    const outcome = await runCheck(check, input, deps, NEVER_ABORTED);
+    const raw = check.def.run(input, check.params, deps, NEVER_ABORTED);
+    if (raw instanceof Promise) {
+      raw.catch(() => undefined);
+      throw new Error(`check ${check.id} answered asynchronously but does not declare io`);
+    }
+    const outcome = check.not ? { ...raw, verdict: !raw.verdict } : raw;
     return {
       result: { id: check.id, verdict: outcome.verdict, data: outcome.data ?? null, error: null, execution_time: clock() - started, transformed: outcome.transformed !== undefined },
       outcome,

@@ -1,5 +1,5 @@
-import { from, mergeMap, of, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
-import { runHook, type HookAccount, type HookResult, type HookSpec } from '../checks/hooks.js';
+import { from, mergeMap, of, throwError, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
+import { runHook, runHookSync, runsSync, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
 import { requestInput } from '../checks/text.js';
 import type { CheckDeps, CheckEndpoint } from '../checks/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -68,6 +68,7 @@ export function deniedError(account: HookAccount, phase: 'request' | 'answer'): 
 export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps): MonoTypeOperatorFunction<C> {
   const sync = hooks.filter((h) => !h.async);
   const background = hooks.filter((h) => h.async);
+  const allSync = sync.every(runsSync);
   return (ctx$: Observable<C>) =>
     ctx$.pipe(
       mergeMap((ctx) => {
@@ -91,20 +92,33 @@ export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[]
           );
         }
         if (sync.length === 0) return of(ctx);
+        const account = accountOf(ctx);
+        let body = req.body;
+        /** One hook's run taken into the account; throws the 446. */
+        const take = (h: HookSpec, run: HookRun): void => {
+          account.before.push(run.result);
+          measureHook(run.result, h.list, deps.telemetry);
+          if (run.result.deny) throw deniedError(account, 'request');
+          if (!run.result.verdict) account.failed = true;
+          if (run.transformed?.request) body = run.transformed.request.body;
+        };
+        const done = (): C => {
+          if (body !== req.body) ctx.request = { ...req, body };
+          return ctx;
+        };
+        if (allSync) {
+          // Computation checks only: at once, no promise.
+          try {
+            for (const h of sync) take(h, runHookSync(h, rebuild(body), deps.checks, rebuild));
+          } catch (e) {
+            return throwError(() => e);
+          }
+          return of(done());
+        }
         return from(
           (async () => {
-            const account = accountOf(ctx);
-            let body = req.body;
-            for (const h of sync) {
-              const run = await runHook(h, rebuild(body), deps.checks, rebuild);
-              account.before.push(run.result);
-              measureHook(run.result, h.list, deps.telemetry);
-              if (run.result.deny) throw deniedError(account, 'request');
-              if (!run.result.verdict) account.failed = true;
-              if (run.transformed?.request) body = run.transformed.request.body;
-            }
-            if (body !== req.body) ctx.request = { ...req, body };
-            return ctx;
+            for (const h of sync) take(h, await runHook(h, rebuild(body), deps.checks, rebuild));
+            return done();
           })(),
         );
       }),

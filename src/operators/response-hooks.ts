@@ -1,6 +1,6 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { chunksToJson, jsonToChunks } from '../cache/assemble.js';
-import { runHook, type HookSpec } from '../checks/hooks.js';
+import { runHook, runHookSync, runsSync, type HookRun, type HookSpec } from '../checks/hooks.js';
 import { responseInput } from '../checks/text.js';
 import type { CheckEndpoint, CheckInput } from '../checks/types.js';
 import type { GatewayEvent } from '../upstream/events.js';
@@ -30,18 +30,26 @@ export function responseHooks(hooks: readonly HookSpec[], ctx: HookedRequest, ta
   const inputFor = (body: unknown, status: number): CheckInput =>
     responseInput({ endpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId, response: { body, status } });
 
-  /** Run the sync hooks on `body`: the (maybe mutated) body; throws the 446. */
-  const check = async (body: unknown, status: number): Promise<unknown> => {
+  const allSync = sync.every(runsSync);
+  /** One hook's run taken into the account: the (maybe mutated) body; throws the 446. */
+  const take = (h: HookSpec, run: HookRun, body: unknown): unknown => {
     const account = accountOf(ctx);
-    for (const h of sync) {
-      const run = await runHook(h, inputFor(body, status), deps.checks, (_b, response) => inputFor(response, status));
-      run.result.target = target;
-      account.after.push(run.result);
-      measureHook(run.result, h.list, deps.telemetry);
-      if (run.result.deny) throw deniedError(account, 'answer');
-      if (!run.result.verdict) account.failed = true;
-      if (run.transformed?.response) body = run.transformed.response.body;
-    }
+    run.result.target = target;
+    account.after.push(run.result);
+    measureHook(run.result, h.list, deps.telemetry);
+    if (run.result.deny) throw deniedError(account, 'answer');
+    if (!run.result.verdict) account.failed = true;
+    return run.transformed?.response ? run.transformed.response.body : body;
+  };
+  /** The sync hooks on `body`, at once (computation checks only); throws the 446. */
+  const checkNow = (body: unknown, status: number): unknown => {
+    for (const h of sync) body = take(h, runHookSync(h, inputFor(body, status), deps.checks, (_b, response) => inputFor(response, status)), body);
+    return body;
+  };
+  /** Run the sync hooks on `body`: the (maybe mutated) body; rejects with the 446. */
+  const check = async (body: unknown, status: number): Promise<unknown> => {
+    if (allSync) return checkNow(body, status);
+    for (const h of sync) body = take(h, await runHook(h, inputFor(body, status), deps.checks, (_b, response) => inputFor(response, status)), body);
     return body;
   };
   const inBackground = (body: unknown, status: number): void => {
@@ -77,12 +85,22 @@ export function responseHooks(hooks: readonly HookSpec[], ctx: HookedRequest, ta
               subscriber.next(ev);
               return;
             }
-            check(ev.body, ev.status).then((body) => {
+            const answer = (body: unknown): void => {
               if (closed) return;
               inBackground(body, ev.status);
               subscriber.next(body === ev.body ? ev : { type: 'json', status: ev.status, body, meta: ev.meta, ...(ev.usage ? { usage: ev.usage } : {}) });
               subscriber.complete();
-            }, fail);
+            };
+            if (allSync) {
+              let body: unknown;
+              try {
+                body = checkNow(ev.body, ev.status);
+              } catch (e) {
+                return fail(e);
+              }
+              return answer(body);
+            }
+            check(ev.body, ev.status).then(answer, fail);
             return;
           }
           if (ev.type === 'stream-start') start = ev;
