@@ -5,7 +5,7 @@
  * async, feedback) is decided by the stage operators; this only runs it and reports.
  */
 import type { ResolvedCheck } from './registry.js';
-import { DEFAULT_CHECK_TIMEOUT_MS, settleCheck, settleCheckSync, type CheckResult } from './settle.js';
+import { DEFAULT_CHECK_TIMEOUT_MS, ms3, settleCheck, settleCheckSync, type CheckResult } from './settle.js';
 import type { CheckDeps, CheckInput, CheckOutcome } from './types.js';
 
 export type HookList = 'input_guardrails' | 'before_request_hooks' | 'output_guardrails' | 'after_request_hooks';
@@ -82,7 +82,7 @@ function hookRun(spec: HookSpec, results: CheckResult[], transformed: CheckOutco
     deny: verdict ? spec.denyOnSuccess : spec.denyOnFail,
     async: spec.async,
     checks: results,
-    execution_time: performance.now() - start,
+    execution_time: ms3(performance.now() - start),
     transformed: transformed !== undefined,
   };
   const feedback = verdict ? spec.onSuccess : spec.onFail;
