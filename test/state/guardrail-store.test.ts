@@ -4,7 +4,7 @@ import { MemoryGuardrailStore } from '../../src/state/memory/guardrail-store.js'
 import { createRedis, type RedisConnection } from '../../src/state/redis/connection.js';
 import { guardrailKeys, RedisGuardrailStore } from '../../src/state/redis/guardrail-store.js';
 import { guardrailStoreContract } from './guardrail-store.contract.js';
-import { deleteByPrefix, nextEvent, REDIS_URL } from './redis-test-utils.js';
+import { deleteByPrefix, nextEvent, REDIS_URL, sharedRedis } from './redis-test-utils.js';
 
 guardrailStoreContract('MemoryGuardrailStore', async (clock) => ({ store: new MemoryGuardrailStore({ now: clock.now }) }));
 
@@ -16,39 +16,28 @@ const draft = (name: string, workspace_id = 'ws-a') => ({
 });
 
 describe('RedisGuardrailStore (127.0.0.1:6379)', () => {
-  const runPrefix = `sluice-test:${randomUUID()}:`;
-  let conn: RedisConnection;
-  let conn2: RedisConnection;
-  beforeAll(async () => {
-    conn = createRedis(REDIS_URL);
-    conn2 = createRedis(REDIS_URL);
-    await Promise.all([conn.waitUntilReady(3000), conn2.waitUntilReady(3000)]);
-  });
-  afterAll(async () => {
-    await deleteByPrefix(conn, runPrefix);
-    await Promise.all([conn.close(), conn2.close()]);
-  });
+  const r = sharedRedis();
 
   let n = 0;
   guardrailStoreContract('RedisGuardrailStore', async (clock) => {
-    const prefix = `${runPrefix}${n++}:`;
-    const store = new RedisGuardrailStore(conn, { prefix, now: clock.now });
+    const prefix = `${r.runPrefix}${n++}:`;
+    const store = new RedisGuardrailStore(r.conn, { prefix, now: clock.now });
     await store.ready(3000);
     return {
       store,
       cleanup: async () => {
         store.close();
-        await deleteByPrefix(conn, prefix);
+        await deleteByPrefix(r.conn, prefix);
       },
     };
   });
 
   it('a second instance (another connection) sees the first one\'s guardrails: by its load, then by pub/sub', async () => {
-    const prefix = `${runPrefix}share:`;
-    const a = new RedisGuardrailStore(conn, { prefix });
+    const prefix = `${r.runPrefix}share:`;
+    const a = new RedisGuardrailStore(r.conn, { prefix });
     await a.ready(3000);
     const first = await a.create(draft('First'));
-    const b = new RedisGuardrailStore(conn2, { prefix });
+    const b = new RedisGuardrailStore(r.conn2, { prefix });
     try {
       await b.ready(3000);
       expect(b.lookup('first')).toEqual(first);
@@ -85,23 +74,23 @@ describe('RedisGuardrailStore (127.0.0.1:6379)', () => {
   });
 
   it('keeps each guardrail in one hash with every version, the slug index and the creation order', async () => {
-    const prefix = `${runPrefix}layout:`;
+    const prefix = `${r.runPrefix}layout:`;
     const keys = guardrailKeys(prefix);
-    const s = new RedisGuardrailStore(conn, { prefix });
+    const s = new RedisGuardrailStore(r.conn, { prefix });
     await s.ready(3000);
     try {
       const v1 = await s.create(draft('Layout'));
       const v2 = await s.update(v1.id, {}, { name: 'Layout 2', checks: v1.checks, actions: {} });
-      const hash = await conn.client.hgetall(keys.guardrail(v1.id));
+      const hash = await r.conn.client.hgetall(keys.guardrail(v1.id));
       expect(Object.keys(hash).sort()).toEqual(['latest', 'scope', 'slug', `v:${v1.version_id}`, `v:${v2!.version_id}`].sort());
       expect(hash.latest).toBe(v2!.version_id);
       expect(JSON.parse(hash[`v:${v1.version_id}`]!)).toMatchObject({ name: 'Layout', version_id: v1.version_id });
-      expect(await conn.client.hget(keys.slugs, 'w:ws-a\nlayout')).toBe(v1.id);
-      expect(await conn.client.zscore(keys.ids, v1.id)).not.toBeNull();
+      expect(await r.conn.client.hget(keys.slugs, 'w:ws-a\nlayout')).toBe(v1.id);
+      expect(await r.conn.client.zscore(keys.ids, v1.id)).not.toBeNull();
       await s.delete(v1.id, {});
-      expect(await conn.client.exists(keys.guardrail(v1.id))).toBe(0);
-      expect(await conn.client.hget(keys.slugs, 'w:ws-a\nlayout')).toBeNull();
-      expect(await conn.client.zscore(keys.ids, v1.id)).toBeNull();
+      expect(await r.conn.client.exists(keys.guardrail(v1.id))).toBe(0);
+      expect(await r.conn.client.hget(keys.slugs, 'w:ws-a\nlayout')).toBeNull();
+      expect(await r.conn.client.zscore(keys.ids, v1.id)).toBeNull();
     } finally {
       s.close();
     }

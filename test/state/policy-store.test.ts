@@ -5,7 +5,7 @@ import { createRedis, type RedisConnection } from '../../src/state/redis/connect
 import { policyKeys, RedisPolicyStore } from '../../src/state/redis/policy-store.js';
 import type { PolicyDraft } from '../../src/state/policy-store.js';
 import { policyStoreContract } from './policy-store.contract.js';
-import { deleteByPrefix, REDIS_URL } from './redis-test-utils.js';
+import { deleteByPrefix, REDIS_URL, sharedRedis } from './redis-test-utils.js';
 
 policyStoreContract('MemoryPolicyStore', async (clock) => ({ store: new MemoryPolicyStore({ now: clock.now }) }));
 
@@ -24,35 +24,24 @@ const draft = (name: string, over: Partial<PolicyDraft> = {}): PolicyDraft => ({
 });
 
 describe('RedisPolicyStore (127.0.0.1:6379)', () => {
-  const runPrefix = `sluice-test:${randomUUID()}:`;
-  let conn: RedisConnection;
-  let conn2: RedisConnection;
-  beforeAll(async () => {
-    conn = createRedis(REDIS_URL);
-    conn2 = createRedis(REDIS_URL);
-    await Promise.all([conn.waitUntilReady(3000), conn2.waitUntilReady(3000)]);
-  });
-  afterAll(async () => {
-    await deleteByPrefix(conn, runPrefix);
-    await Promise.all([conn.close(), conn2.close()]);
-  });
+  const r = sharedRedis();
 
   let n = 0;
   policyStoreContract('RedisPolicyStore', async (clock) => {
-    const prefix = `${runPrefix}${n++}:`;
-    return { store: new RedisPolicyStore(conn, { prefix, now: clock.now }), cleanup: () => deleteByPrefix(conn, prefix) };
+    const prefix = `${r.runPrefix}${n++}:`;
+    return { store: new RedisPolicyStore(r.conn, { prefix, now: clock.now }), cleanup: () => deleteByPrefix(r.conn, prefix) };
   });
 
   it('keeps the record as JSON, the creation order in a sorted set, the usage in a hash read into value_key_usage_map', async () => {
-    const prefix = `${runPrefix}layout:`;
+    const prefix = `${r.runPrefix}layout:`;
     const keys = policyKeys(prefix);
-    const s = new RedisPolicyStore(conn, { prefix });
+    const s = new RedisPolicyStore(r.conn, { prefix });
     const p = await s.create(draft('Layout'));
-    const raw = JSON.parse((await conn.client.get(keys.policy(p.id)))!);
+    const raw = JSON.parse((await r.conn.client.get(keys.policy(p.id)))!);
     expect(raw).toEqual({ ...p, value_key_usage_map: undefined });
-    expect(await conn.client.zscore(keys.ids, p.id)).not.toBeNull();
+    expect(await r.conn.client.zscore(keys.ids, p.id)).not.toBeNull();
     // what enforcement will write: counters per group value, beside the record
-    await conn.client.hset(keys.usage(p.id), 'team-a', '42', 'team-b', '7.5');
+    await r.conn.client.hset(keys.usage(p.id), 'team-a', '42', 'team-b', '7.5');
     const expected = { 'team-a': 42, 'team-b': 7.5 };
     expect((await s.get(p.id, {}))?.value_key_usage_map).toEqual(expected);
     expect((await s.list({}, { page_size: 10, current_page: 0 })).data[0]?.value_key_usage_map).toEqual(expected);
@@ -60,13 +49,13 @@ describe('RedisPolicyStore (127.0.0.1:6379)', () => {
     expect((await s.update(p.id, {}, { ...draft('Layout 2') }))?.value_key_usage_map).toEqual(expected);
     const d = await s.declare({ ...draft('Layout 2'), id: p.id, type: 'cost' });
     expect(d.value_key_usage_map).toEqual({});
-    expect(await conn.client.exists(keys.usage(p.id))).toBe(0);
+    expect(await r.conn.client.exists(keys.usage(p.id))).toBe(0);
   });
 
   it('two instances share policies; concurrent updates of one policy from both all land (compare-and-set)', async () => {
-    const prefix = `${runPrefix}share:`;
-    const a = new RedisPolicyStore(conn, { prefix });
-    const b = new RedisPolicyStore(conn2, { prefix });
+    const prefix = `${r.runPrefix}share:`;
+    const a = new RedisPolicyStore(r.conn, { prefix });
+    const b = new RedisPolicyStore(r.conn2, { prefix });
     const p = await a.create(draft('Shared'));
     expect(await b.get(p.id, { workspace_id: 'ws-a' })).toEqual(p);
     // 10 writers, each changing the limit; every write is a whole record, none interleaved

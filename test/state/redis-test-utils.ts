@@ -1,4 +1,6 @@
-import type { RedisConnection } from '../../src/state/redis/connection.js';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
+import { createRedis, type RedisConnection } from '../../src/state/redis/connection.js';
 
 /** The shared test Redis. */
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -27,4 +29,23 @@ export function nextEvent<T = void>(subscribe: (cb: (v: T) => void) => () => voi
       resolve(v);
     });
   });
+}
+
+/**
+ * Two connections to the shared test Redis for one describe block (opened before its tests, closed
+ * after), and a key prefix of its own whose keys are deleted at the end. Read the fields inside
+ * tests and hooks (they are set in beforeAll).
+ */
+export function sharedRedis(): { readonly conn: RedisConnection; readonly conn2: RedisConnection; readonly runPrefix: string } {
+  const s = { runPrefix: `sluice-test:${randomUUID()}:` } as { conn: RedisConnection; conn2: RedisConnection; runPrefix: string };
+  beforeAll(async () => {
+    s.conn = createRedis(REDIS_URL);
+    s.conn2 = createRedis(REDIS_URL);
+    await Promise.all([s.conn.waitUntilReady(3000), s.conn2.waitUntilReady(3000)]);
+  });
+  afterAll(async () => {
+    await deleteByPrefix(s.conn, s.runPrefix);
+    await Promise.all([s.conn.close(), s.conn2.close()]);
+  });
+  return s;
 }

@@ -3,49 +3,38 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryVectorIndex } from '../../src/state/memory/vector-index.js';
 import { createRedis, type RedisConnection } from '../../src/state/redis/connection.js';
 import { RedisVectorIndex, vectorKeys } from '../../src/state/redis/vector-index.js';
-import { deleteByPrefix, nextEvent, REDIS_URL } from './redis-test-utils.js';
+import { deleteByPrefix, nextEvent, REDIS_URL, sharedRedis } from './redis-test-utils.js';
 import { vectorFactory } from './vector-fixtures.js';
 import { vectorIndexContract } from './vector-index.contract.js';
 
 vectorIndexContract('MemoryVectorIndex', async (clock) => ({ index: new MemoryVectorIndex({ now: clock.now }) }));
 
 describe('RedisVectorIndex (127.0.0.1:6379)', () => {
-  const runPrefix = `sluice-test:${randomUUID()}:`;
-  let conn: RedisConnection;
-  let conn2: RedisConnection;
-  beforeAll(async () => {
-    conn = createRedis(REDIS_URL);
-    conn2 = createRedis(REDIS_URL);
-    await Promise.all([conn.waitUntilReady(3000), conn2.waitUntilReady(3000)]);
-  });
-  afterAll(async () => {
-    await deleteByPrefix(conn, runPrefix);
-    await Promise.all([conn.close(), conn2.close()]);
-  });
+  const r = sharedRedis();
 
   let n = 0;
   vectorIndexContract('RedisVectorIndex', async (clock) => {
-    const prefix = `${runPrefix}${n++}:`;
-    const index = new RedisVectorIndex(conn, { prefix, now: clock.now });
+    const prefix = `${r.runPrefix}${n++}:`;
+    const index = new RedisVectorIndex(r.conn, { prefix, now: clock.now });
     await index.ready(3000);
     return {
       index,
       cleanup: async () => {
         index.close();
-        await deleteByPrefix(conn, prefix);
+        await deleteByPrefix(r.conn, prefix);
       },
     };
   });
 
   it('a second instance (another connection) finds what the first added: by its initial load, then by pub/sub', async () => {
-    const prefix = `${runPrefix}share:`;
+    const prefix = `${r.runPrefix}share:`;
     const f = vectorFactory(11);
-    const a = new RedisVectorIndex(conn, { prefix });
+    const a = new RedisVectorIndex(r.conn, { prefix });
     await a.ready(3000);
     const v1 = f.random(128);
     await a.add('gpt|ns', 'first', v1, 60);
 
-    const b = new RedisVectorIndex(conn2, { prefix });
+    const b = new RedisVectorIndex(r.conn2, { prefix });
     try {
       await b.ready(3000);
       expect((await b.search('gpt|ns', v1, 0.99))?.id).toBe('first');
@@ -65,37 +54,37 @@ describe('RedisVectorIndex (127.0.0.1:6379)', () => {
   });
 
   it('stores each vector as Float32 bytes in a per-partition hash, with its expiry in a sorted set', async () => {
-    const prefix = `${runPrefix}layout:`;
+    const prefix = `${r.runPrefix}layout:`;
     let t = 1_700_000_000_000;
-    const index = new RedisVectorIndex(conn, { prefix, now: () => t });
+    const index = new RedisVectorIndex(r.conn, { prefix, now: () => t });
     await index.ready(3000);
     try {
       const keys = vectorKeys(prefix);
       await index.add('p1', 'x', Float32Array.from([3, 4]), 30);
-      const bytes = await conn.client.hgetBuffer(keys.vectors('p1'), 'x');
+      const bytes = await r.conn.client.hgetBuffer(keys.vectors('p1'), 'x');
       expect(bytes?.length).toBe(8);
       expect(Array.from(new Float32Array(new Uint8Array(bytes!).buffer))).toEqual([Math.fround(0.6), Math.fround(0.8)]);
-      expect(Number(await conn.client.zscore(keys.expiry('p1'), 'x'))).toBe(t + 30_000);
-      expect(await conn.client.sismember(keys.partitions, 'p1')).toBe(1);
-      const pttl = await conn.client.pttl(keys.vectors('p1'));
+      expect(Number(await r.conn.client.zscore(keys.expiry('p1'), 'x'))).toBe(t + 30_000);
+      expect(await r.conn.client.sismember(keys.partitions, 'p1')).toBe(1);
+      const pttl = await r.conn.client.pttl(keys.vectors('p1'));
       expect(pttl).toBeGreaterThan(28_000);
       expect(pttl).toBeLessThanOrEqual(30_000);
 
       // expired ids are dropped lazily by a later add
       t += 31_000;
       await index.add('p1', 'y', Float32Array.from([1, 0]), 30);
-      expect(await conn.client.hexists(keys.vectors('p1'), 'x')).toBe(0);
-      expect(await conn.client.zscore(keys.expiry('p1'), 'x')).toBeNull();
-      expect(await conn.client.hexists(keys.vectors('p1'), 'y')).toBe(1);
+      expect(await r.conn.client.hexists(keys.vectors('p1'), 'x')).toBe(0);
+      expect(await r.conn.client.zscore(keys.expiry('p1'), 'x')).toBeNull();
+      expect(await r.conn.client.hexists(keys.vectors('p1'), 'y')).toBe(1);
     } finally {
       index.close();
     }
   });
 
   it('the initial load skips expired entries', async () => {
-    const prefix = `${runPrefix}expired-load:`;
+    const prefix = `${r.runPrefix}expired-load:`;
     let t = 1_700_000_000_000;
-    const a = new RedisVectorIndex(conn, { prefix, now: () => t });
+    const a = new RedisVectorIndex(r.conn, { prefix, now: () => t });
     await a.ready(3000);
     const f = vectorFactory(3);
     const live = f.random(32);
@@ -103,7 +92,7 @@ describe('RedisVectorIndex (127.0.0.1:6379)', () => {
     await a.add('p', 'old', old, 5);
     await a.add('p', 'live', live, 600);
     t += 10_000;
-    const b = new RedisVectorIndex(conn2, { prefix, now: () => t });
+    const b = new RedisVectorIndex(r.conn2, { prefix, now: () => t });
     try {
       await b.ready(3000);
       expect(b.size()).toBe(1);
