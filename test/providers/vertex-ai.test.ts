@@ -97,7 +97,7 @@ describe('vertex-ai: the request', () => {
       forwardHeaders: ['X-Goog-User-Project', 'authorization', 'x-gateway-api-key'],
     };
     const u = p.toProvider(req, target(), registry.baseUrl(p, target()));
-    expect(u.headers['x-goog-user-project']).toBe('billing-proj');
+    expect(u.headers['X-Goog-User-Project']).toBe('billing-proj');
     expect(u.headers.authorization).toBe('Bearer ya29.plain-token');
     expect(u.headers['x-gateway-api-key']).toBeUndefined();
   });

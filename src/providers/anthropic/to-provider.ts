@@ -7,7 +7,8 @@
  * Anthropic answers 400 naming any it does not know.
  */
 import { GatewayError } from '../../errors/gateway-error.js';
-import { NEVER_FORWARDED, splitBaseUrl } from '../openai-compatible/to-provider.js';
+import { splitBaseUrl } from '../openai-compatible/to-provider.js';
+import { forwardedHeaders } from '../forward-headers.js';
 import type { ProviderDescriptor, ProviderRequest, Target, UpstreamRequest } from '../types.js';
 import { DEFAULT_MAX_TOKENS } from './descriptor.js';
 
@@ -319,17 +320,8 @@ export function toAnthropic(descriptor: ProviderDescriptor, req: ProviderRequest
     throw new GatewayError('unsupported_endpoint', `Provider ${descriptor.id} does not serve ${route}; it serves /v1/chat/completions and /v1/models.`);
   }
   const { origin, prefix } = splitBaseUrl(baseUrl);
-  const headers: Record<string, string> = {};
-  const fwd = req.forwardHeaders;
-  if (fwd) {
-    for (const name of fwd) {
-      const lower = name.toLowerCase();
-      if (NEVER_FORWARDED.has(lower) || lower === descriptor.auth.header || lower.startsWith('x-gateway-') || lower.startsWith('proxy-')) continue;
-      if (descriptor.extraHeaders?.[lower] !== undefined) continue;
-      const v = req.headers[lower];
-      if (v !== undefined) headers[name] = Array.isArray(v) ? v.join(', ') : v;
-    }
-  }
+  // Neither its own auth header nor a fixed header (anthropic-version) can be replaced by a forwarded one.
+  const headers = forwardedHeaders(req, (h) => h === descriptor.auth.header || descriptor.extraHeaders?.[h] !== undefined);
   if (descriptor.extraHeaders) Object.assign(headers, descriptor.extraHeaders);
   if (target.api_key) headers[descriptor.auth.header] = target.api_key;
   let body: string | undefined;

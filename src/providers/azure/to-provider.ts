@@ -1,3 +1,4 @@
+import { forwardedHeaders } from '../forward-headers.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { splitBaseUrl } from '../openai-compatible/to-provider.js';
 import type { ProviderDescriptor, ProviderRequest, Target, UpstreamRequest } from '../types.js';
@@ -17,11 +18,8 @@ const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63
 /** A JWT (an Entra ID access token): three base64url parts. Azure API keys have no dots. */
 const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
-/** Headers forward_headers cannot pass (framing, and the credentials the gateway sets). */
-const NEVER_FORWARDED = new Set([
-  'host', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length',
-  'content-type', 'accept', 'authorization', 'api-key', 'azureml-model-deployment', 'cookie',
-]);
+/** Credentials and routing headers the gateway sets itself: never taken from forward_headers. */
+const OWN_HEADERS = new Set(['api-key', 'azureml-model-deployment']);
 
 function str(target: Target, field: string): string | undefined {
   const v = target.extra?.[field];
@@ -42,14 +40,7 @@ function label(target: Target, field: string, why: string): string {
 }
 
 function forwarded(req: ProviderRequest, headers: Record<string, string>): void {
-  const fwd = req.forwardHeaders;
-  if (!fwd) return;
-  for (const name of fwd) {
-    const lower = name.toLowerCase();
-    if (NEVER_FORWARDED.has(lower) || lower.startsWith('x-gateway-') || lower.startsWith('proxy-')) continue;
-    const v = req.headers[lower];
-    if (v !== undefined) headers[name] = Array.isArray(v) ? v.join(', ') : v;
-  }
+  forwardedHeaders(req, (h) => OWN_HEADERS.has(h), headers);
 }
 
 function upstream(

@@ -1,3 +1,4 @@
+import { forwardedHeaders } from '../forward-headers.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ProviderDescriptor, ProviderRequest, Target, UpstreamRequest } from '../types.js';
 import { CONTROL_PLANE_URL, DEFAULT_REGION, REGION_PLACEHOLDER, STREAM_PATH } from './descriptor.js';
@@ -243,25 +244,8 @@ export function toConverseBody(body: Json): Json {
   return Object.assign(converse, out);
 }
 
-/**
- * Headers forward_headers cannot pass: framing and hop-by-hop headers, credentials, and the ones the
- * signature covers or sets (a forwarded `x-amz-*` would break it).
- */
-const NEVER_FORWARDED = new Set([
-  'host', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length',
-  'content-type', 'accept', 'authorization', 'cookie',
-]);
-
-function forwarded(req: ProviderRequest): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const name of req.forwardHeaders ?? []) {
-    const lower = name.toLowerCase();
-    if (NEVER_FORWARDED.has(lower) || lower.startsWith('x-gateway-') || lower.startsWith('proxy-') || lower.startsWith('x-amz-')) continue;
-    const v = req.headers[lower];
-    if (v !== undefined) headers[lower] = Array.isArray(v) ? v.join(', ') : v;
-  }
-  return headers;
-}
+/** The client headers forward_headers names, less `x-amz-*` (the signature covers or sets them). */
+const forwarded = (req: ProviderRequest): Record<string, string> => forwardedHeaders(req, (h) => h.startsWith('x-amz-'));
 
 /** The region a target signs for and whose host it reaches. */
 export const regionOf = (target: Target): string => (target.extra?.cloud_b_region as string | undefined) ?? DEFAULT_REGION;

@@ -1,3 +1,4 @@
+import { forwardedHeaders } from '../forward-headers.js';
 import type { ProviderRequest, Target, UpstreamRequest } from '../types.js';
 import type { OpenAICompatibleDescriptor } from './descriptors.js';
 import { applyRequestQuirks } from './quirks.js';
@@ -15,14 +16,6 @@ export function splitBaseUrl(baseUrl: string): { origin: string; prefix: string 
   return hit;
 }
 
-/**
- * Headers forward_headers cannot pass: hop-by-hop and framing headers (the gateway frames the upstream
- * request itself) and the ones the gateway sets (credentials come from the target, not the client).
- */
-export const NEVER_FORWARDED: ReadonlySet<string> = new Set([
-  'host', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length',
-  'content-type', 'accept', 'authorization', 'openai-organization', 'openai-project', 'cookie',
-]);
 
 /** OpenAI-shaped request → OpenAI-compatible upstream request. Pure. */
 export function toOpenAICompatible(
@@ -36,17 +29,8 @@ export function toOpenAICompatible(
     throw new GatewayError('unsupported_endpoint', `Provider ${descriptor.id} does not serve ${req.endpoint}.`);
   }
   const { origin, prefix } = splitBaseUrl(baseUrl);
-  const headers: Record<string, string> = {};
-  const fwd = req.forwardHeaders;
-  if (fwd) {
-    for (const name of fwd) {
-      const lower = name.toLowerCase();
-      if (NEVER_FORWARDED.has(lower) || lower.startsWith('x-gateway-') || lower.startsWith('proxy-')) continue;
-      if (descriptor.extraHeaders?.[lower] !== undefined) continue;
-      const v = req.headers[lower];
-      if (v !== undefined) headers[name] = Array.isArray(v) ? v.join(', ') : v;
-    }
-  }
+  const extra = descriptor.extraHeaders;
+  const headers = forwardedHeaders(req, extra ? (h) => extra[h] !== undefined : undefined);
   if (descriptor.extraHeaders) Object.assign(headers, descriptor.extraHeaders);
   if (target.api_key) {
     headers[descriptor.auth.header] = descriptor.auth.scheme ? `${descriptor.auth.scheme} ${target.api_key}` : target.api_key;

@@ -1,3 +1,4 @@
+import { forwardedHeaders } from '../forward-headers.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ProviderRequest, Target, UpstreamRequest } from '../types.js';
 import { VERTEX_AI, VERTEX_BASE_URL } from './descriptor.js';
@@ -287,23 +288,8 @@ export function toGeminiRequest(body: Json): Json {
   return out;
 }
 
-/** Headers forward_headers cannot pass: framing, hop-by-hop, and those the gateway sets itself. */
-const NEVER_FORWARDED = new Set([
-  'host', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length',
-  'content-type', 'accept', 'authorization', 'cookie', 'x-goog-api-key',
-]);
-
-/** The client headers a target's forward_headers names (x-goog-user-project, say). */
-function forwarded(req: ProviderRequest): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of req.forwardHeaders ?? []) {
-    const lower = name.toLowerCase();
-    if (NEVER_FORWARDED.has(lower) || lower.startsWith('x-gateway-') || lower.startsWith('proxy-')) continue;
-    const v = req.headers[lower];
-    if (v !== undefined) out[lower] = Array.isArray(v) ? v.join(', ') : v;
-  }
-  return out;
-}
+/** The client headers forward_headers names (x-goog-user-project, say), never Google's API key. */
+const forwarded = (req: ProviderRequest): Record<string, string> => forwardedHeaders(req, (h) => h === 'x-goog-api-key');
 
 function extraString(target: Target, field: string): string | undefined {
   const v = target.extra?.[field];
