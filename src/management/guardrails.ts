@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../config/issues.js';
+import { fieldError, ownerScope, storeWrite } from './common.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GuardrailLookup } from '../plan/build-plan.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
@@ -93,23 +94,6 @@ function notFound(idOrSlug: string, versionId?: string): GatewayError {
     : new GatewayError('guardrail_not_found', `The guardrail "${idOrSlug}" has no version "${versionId}".`, { param: 'version_id' });
 }
 
-function badScope(field: 'workspace_id' | 'organisation_id', message: string): GatewayError {
-  return new GatewayError('invalid_request_body', `Invalid request body: ${field}: ${message}`, {
-    param: field,
-    issues: [{ path: [field], message }],
-  });
-}
-
-/** A write the store could not make (Redis unreachable) is a 503 the client may retry, not a 500. */
-async function write<T>(op: () => Promise<T>): Promise<T> {
-  try {
-    return await op();
-  } catch (e) {
-    if (e instanceof GatewayError) throw e;
-    throw new GatewayError('store_unavailable', undefined, { cause: e });
-  }
-}
-
 /**
  * The guardrails API's logic, over the store port: validation (zod, then the checks through the
  * check library), scoping by the caller's gateway key, and the answers. No HTTP types: the route
@@ -128,7 +112,7 @@ export class GuardrailsService {
   async create(body: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRef> {
     const b = this.parseBody(body);
     const owner = ownerScope(b, callerScope(key));
-    return ref(await write(() => this.store.create({ name: b.name, checks: b.checks, actions: b.actions, ...owner })));
+    return ref(await storeWrite(() => this.store.create({ name: b.name, checks: b.checks, actions: b.actions, ...owner })));
   }
 
   async list(query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailPage> {
@@ -152,16 +136,16 @@ export class GuardrailsService {
     const current = await this.store.get(idOrSlug, scope);
     if (!current) throw notFound(idOrSlug);
     for (const f of ['workspace_id', 'organisation_id'] as const) {
-      if (b[f] !== undefined && b[f] !== current[f]) throw badScope(f, 'a guardrail cannot move to another scope; omit it or give its current value');
+      if (b[f] !== undefined && b[f] !== current[f]) throw fieldError('invalid_request_body', f, 'a guardrail cannot move to another scope; omit it or give its current value');
     }
-    const r = await write(() => this.store.update(current.id, scope, { name: b.name, checks: b.checks, actions: b.actions }));
+    const r = await storeWrite(() => this.store.update(current.id, scope, { name: b.name, checks: b.checks, actions: b.actions }));
     if (!r) throw notFound(idOrSlug);
     return ref(r);
   }
 
   async delete(idOrSlug: string, query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRef & { object: 'guardrail'; deleted: true }> {
     parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
-    const r = await write(() => this.store.delete(idOrSlug, callerScope(key)));
+    const r = await storeWrite(() => this.store.delete(idOrSlug, callerScope(key)));
     if (!r) throw notFound(idOrSlug);
     return { id: r.id, slug: r.slug, version_id: r.version_id, object: 'guardrail', deleted: true };
   }
@@ -171,29 +155,6 @@ export class GuardrailsService {
     this.validateChecks(b.checks, 'checks');
     return b;
   }
-}
-
-/** Where a new guardrail lives: the key's scope, or (operator key) the scope the body names. */
-function ownerScope(b: GuardrailBody, caller: GuardrailScope): GuardrailScope {
-  if (caller.workspace_id === undefined && caller.organisation_id === undefined) {
-    if (b.workspace_id === undefined && b.organisation_id === undefined) {
-      throw badScope('workspace_id', 'workspace_id or organisation_id is required: this gateway key is not bound to a workspace or organisation');
-    }
-    return pick(b);
-  }
-  for (const f of ['workspace_id', 'organisation_id'] as const) {
-    // an organisation key may place a guardrail in a workspace; nothing else may leave the key's scope
-    if (f === 'workspace_id' && caller.workspace_id === undefined) continue;
-    if (b[f] !== undefined && b[f] !== caller[f]) throw badScope(f, `this gateway key is bound to its own ${f === 'workspace_id' ? 'workspace' : 'organisation'}; omit ${f} or give that one`);
-  }
-  return pick({ workspace_id: caller.workspace_id ?? b.workspace_id, organisation_id: caller.organisation_id });
-}
-
-function pick(s: GuardrailScope): GuardrailScope {
-  const out: GuardrailScope = {};
-  if (s.workspace_id !== undefined) out.workspace_id = s.workspace_id;
-  if (s.organisation_id !== undefined) out.organisation_id = s.organisation_id;
-  return out;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../config/issues.js';
+import { fieldError } from './common.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { RequestLogPage, RequestLogQuery, RequestLogStore } from '../state/request-log-store.js';
@@ -44,9 +45,6 @@ export const LogsQuerySchema = LogsQueryFields.refine((q) => q.from === undefine
   message: 'must not be before from',
 });
 
-function badParam(param: string, message: string): GatewayError {
-  return new GatewayError('invalid_query_parameter', `Invalid query: ${param}: ${message}`, { param, issues: [{ path: [param], message }] });
-}
 
 /**
  * GET /v1/logs: validation, the caller's scope, the store's answer. `metadata.<key>` parameters are
@@ -62,14 +60,14 @@ export class LogsService {
     const metadata: [string, string][] = [];
     for (const [k, v] of Object.entries((query ?? {}) as Record<string, unknown>)) {
       if (!k.startsWith(METADATA_PREFIX)) {
-        if (!Object.hasOwn(LogsQueryFields.shape, k)) throw badParam(k, 'unknown parameter (filters: trace_id, metadata.<key>, status, from, to, workspace_id)');
+        if (!Object.hasOwn(LogsQueryFields.shape, k)) throw fieldError('invalid_query_parameter', k, 'unknown parameter (filters: trace_id, metadata.<key>, status, from, to, workspace_id)');
         rest[k] = v;
         continue;
       }
       const name = k.slice(METADATA_PREFIX.length);
-      if (name === '' || name.length > METADATA_KEY_MAX) throw badParam(k, `the metadata key must be 1-${METADATA_KEY_MAX} characters`);
-      if (typeof v !== 'string') throw badParam(k, 'must be given once');
-      if (v.length > METADATA_VALUE_MAX) throw badParam(k, `at most ${METADATA_VALUE_MAX} characters`);
+      if (name === '' || name.length > METADATA_KEY_MAX) throw fieldError('invalid_query_parameter', k, `the metadata key must be 1-${METADATA_KEY_MAX} characters`);
+      if (typeof v !== 'string') throw fieldError('invalid_query_parameter', k, 'must be given once');
+      if (v.length > METADATA_VALUE_MAX) throw fieldError('invalid_query_parameter', k, `at most ${METADATA_VALUE_MAX} characters`);
       metadata.push([name, v]);
     }
     const p = parseOrThrow(LogsQuerySchema, rest, 'invalid_query_parameter', 'query');

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../config/issues.js';
 import { declaredId, POLICY_STATUSES, POLICY_TYPES, UsageLimitBodySchema, type UsageLimitBody, type UsageLimitEntry } from '../config/usage-limits.js';
+import { fieldError, ownerScope, storeWrite } from './common.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { DeclaredPolicy, PolicyDefinition, PolicyPage, PolicyScope, PolicyStore, UsageLimitPolicy } from '../state/policy-store.js';
@@ -22,27 +23,9 @@ export const PolicyListQuerySchema = z.strictObject({
 
 const NoQuery = z.strictObject({});
 
-type ScopeField = 'workspace_id' | 'organisation_id';
 
 function notFound(id: string): GatewayError {
   return new GatewayError('policy_not_found', `No usage-limit policy has the id "${id}".`);
-}
-
-function badField(field: string, message: string): GatewayError {
-  return new GatewayError('invalid_request_body', `Invalid request body: ${field}: ${message}`, {
-    param: field,
-    issues: [{ path: [field], message }],
-  });
-}
-
-/** A write the store could not make (Redis unreachable) is a 503 the client may retry, not a 500. */
-async function write<T>(op: () => Promise<T>): Promise<T> {
-  try {
-    return await op();
-  } catch (e) {
-    if (e instanceof GatewayError) throw e;
-    throw new GatewayError('store_unavailable', undefined, { cause: e });
-  }
 }
 
 function definition(b: UsageLimitBody, status: UsageLimitPolicy['status']): PolicyDefinition {
@@ -69,18 +52,18 @@ export class PoliciesService {
 
   async create(body: unknown, key: ApiKeyRecord | undefined): Promise<UsageLimitPolicy> {
     const b = parseOrThrow(UsageLimitBodySchema, body, 'invalid_request_body', 'request body');
-    const owner = ownerScope(b, callerScope(key));
-    return write(() => this.store.create({ ...definition(b, b.status ?? 'active'), ...owner }));
+    const owner = policyOwner(b, callerScope(key));
+    return storeWrite(() => this.store.create({ ...definition(b, b.status ?? 'active'), ...owner }));
   }
 
   async list(query: unknown, key: ApiKeyRecord | undefined): Promise<PolicyPage> {
     const q = parseOrThrow(PolicyListQuerySchema, query, 'invalid_query_parameter', 'query');
-    return write(() => this.store.list(callerScope(key), q));
+    return storeWrite(() => this.store.list(callerScope(key), q));
   }
 
   async get(id: string, query: unknown, key: ApiKeyRecord | undefined): Promise<UsageLimitPolicy> {
     parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
-    const p = await write(() => this.store.get(id, callerScope(key)));
+    const p = await storeWrite(() => this.store.get(id, callerScope(key)));
     if (!p) throw notFound(id);
     return p;
   }
@@ -94,13 +77,13 @@ export class PoliciesService {
     parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
     const b = parseOrThrow(UsageLimitBodySchema, body, 'invalid_request_body', 'request body');
     const scope = callerScope(key);
-    const current = await write(() => this.store.get(id, scope));
+    const current = await storeWrite(() => this.store.get(id, scope));
     if (!current) throw notFound(id);
     for (const f of ['workspace_id', 'organisation_id'] as const) {
-      if (b[f] !== undefined && b[f] !== current[f]) throw badField(f, 'a policy cannot move to another scope; omit it or give its current value');
+      if (b[f] !== undefined && b[f] !== current[f]) throw fieldError('invalid_request_body', f, 'a policy cannot move to another scope; omit it or give its current value');
     }
-    if (b.type !== current.type) throw badField('type', `a policy's type cannot change (it is "${current.type}"); archive it and create another`);
-    const p = await write(() => this.store.update(current.id, scope, definition(b, b.status ?? current.status)));
+    if (b.type !== current.type) throw fieldError('invalid_request_body', 'type', `a policy's type cannot change (it is "${current.type}"); archive it and create another`);
+    const p = await storeWrite(() => this.store.update(current.id, scope, definition(b, b.status ?? current.status)));
     if (!p) throw notFound(id);
     return p;
   }
@@ -108,7 +91,7 @@ export class PoliciesService {
   /** DELETE archives (status → archived) and answers the policy; archiving again changes nothing. */
   async delete(id: string, query: unknown, key: ApiKeyRecord | undefined): Promise<UsageLimitPolicy> {
     parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
-    const p = await write(() => this.store.archive(id, callerScope(key)));
+    const p = await storeWrite(() => this.store.archive(id, callerScope(key)));
     if (!p) throw notFound(id);
     return p;
   }
@@ -130,19 +113,8 @@ export function declared(e: UsageLimitEntry): DeclaredPolicy {
   };
 }
 
-/** Where a new policy lives: the key's scope, or (operator key) the scope the body names. */
-function ownerScope(b: UsageLimitBody, caller: PolicyScope): { workspace_id: string | null; organisation_id: string | null } {
-  if (caller.workspace_id === undefined && caller.organisation_id === undefined) {
-    if (b.workspace_id === undefined && b.organisation_id === undefined) {
-      throw badField('workspace_id', 'workspace_id or organisation_id is required: this gateway key is not bound to a workspace or organisation');
-    }
-    return { workspace_id: b.workspace_id ?? null, organisation_id: b.organisation_id ?? null };
-  }
-  const check = (f: ScopeField, what: string) => {
-    if (b[f] !== undefined && b[f] !== caller[f]) throw badField(f, `this gateway key is bound to its own ${what}; omit ${f} or give that one`);
-  };
-  check('organisation_id', 'organisation');
-  // an organisation key may place a policy in a workspace; a workspace key only in its own
-  if (caller.workspace_id !== undefined) check('workspace_id', 'workspace');
-  return { workspace_id: caller.workspace_id ?? b.workspace_id ?? null, organisation_id: caller.organisation_id ?? null };
+/** Where a new policy lives (common.ts `ownerScope`), with the record's nulls for an absent field. */
+function policyOwner(b: UsageLimitBody, caller: PolicyScope): { workspace_id: string | null; organisation_id: string | null } {
+  const s = ownerScope(b, caller);
+  return { workspace_id: s.workspace_id ?? null, organisation_id: s.organisation_id ?? null };
 }
