@@ -80,17 +80,19 @@ export function createGateway(init: GatewayInit): Gateway {
   const { options, bootstrap } = init;
   const logger = init.logger ?? createLogger(options['log-level']);
 
-  const apiKeys: { key: string; record: ApiKeyRecord }[] = options['api-keys'].map((key, i) => ({ key, record: { name: `env-${i}` } }));
+  // GATEWAY_API_KEYS and the generated key are the operator's own: admin, bound to no workspace.
+  const apiKeys: { key: string; record: ApiKeyRecord }[] = options['api-keys'].map((key, i) => ({ key, record: { name: `env-${i}`, scopes: ['admin'] } }));
   for (const k of bootstrap?.api_keys ?? []) {
     const record: ApiKeyRecord = { name: k.name };
     if (k.workspace_id) record.workspace_id = k.workspace_id;
     if (k.organisation_id) record.organisation_id = k.organisation_id;
+    if (k.scopes?.length) record.scopes = [...new Set(k.scopes)];
     apiKeys.push({ key: k.key, record });
   }
   let generatedKey: string | undefined;
   if (apiKeys.length === 0) {
     generatedKey = generateApiKey();
-    apiKeys.push({ key: generatedKey, record: { name: 'generated' } });
+    apiKeys.push({ key: generatedKey, record: { name: 'generated', scopes: ['admin'] } });
   }
 
   const registry = new ProviderRegistry(defaultProviders(), {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { formatPath, toIssues } from './issues.js';
 import { PROVIDER_FIELDS_SHAPE } from './provider-fields.js';
 import { declaredId, UsageLimitEntrySchema } from './usage-limits.js';
+import { API_KEY_SCOPES } from '../security/api-keys.js';
 
 const str = z.string().min(1);
 
@@ -12,6 +13,8 @@ export const ApiKeyEntry = z.strictObject({
   name: str,
   workspace_id: str.optional(),
   organisation_id: str.optional(),
+  /** `[admin]`: the key manages every workspace (of its organisation, when it names one) and the keys. */
+  scopes: z.array(z.enum(API_KEY_SCOPES)).optional(),
 });
 
 /** A stored credential: the provider and its target fields (the same field schemas as a config's). */

@@ -35,6 +35,11 @@ export const ERROR_CATALOG = {
   },
   missing_gateway_key: { status: 401, type: 'authentication_error', message: 'Missing x-gateway-api-key header.' },
   invalid_gateway_key: { status: 401, type: 'authentication_error', message: 'The x-gateway-api-key is not valid.' },
+  forbidden_scope: {
+    status: 403,
+    type: 'permission_error',
+    message: 'This gateway key may not manage that: it is bound to another workspace, or the route needs scopes: [admin].',
+  },
   config_not_found: { status: 404, type: 'invalid_request_error', message: 'No saved config has this id.' },
   virtual_key_not_found: { status: 404, type: 'invalid_request_error', message: 'No virtual key has this id.' },
   guardrail_not_found: { status: 404, type: 'invalid_request_error', message: 'No guardrail has this id or slug (in the scope of this gateway key).' },

@@ -1,5 +1,6 @@
 /** What every management API shares: field errors, store writes, and where a new resource lives. */
 import { GatewayError } from '../errors/gateway-error.js';
+import { isAdmin, type ApiKeyRecord } from '../security/api-keys.js';
 
 /** A 400 naming one field of the body (`invalid_request_body`) or one query parameter (`invalid_query_parameter`). */
 export function fieldError(code: 'invalid_request_body' | 'invalid_query_parameter', field: string, message: string): GatewayError {
@@ -22,25 +23,66 @@ export interface Scope {
   organisation_id?: string | undefined;
 }
 
+/** A 403 `forbidden_scope` naming what the key may not reach. */
+export function forbidden(message: string, param: string | null = null): GatewayError {
+  return new GatewayError('forbidden_scope', message, { param });
+}
+
 /**
- * Where a new resource lives: the caller's gateway key's scope, or (an operator key, bound to
- * neither) the scope the body names, which it must. An organisation key may place it in a workspace;
- * no key may place it outside its own workspace or organisation. Absent fields are left out.
+ * What the caller's gateway key may manage and read (the scope the stores filter by). An admin key
+ * (`scopes: [admin]`) manages every workspace, or, when it is bound to an organisation, every
+ * workspace of that organisation; any other key manages its own workspace only. A key that is neither
+ * admin nor bound to a workspace manages nothing: 403 `forbidden_scope`.
+ */
+export function managementScope(key: ApiKeyRecord | undefined): Scope {
+  if (isAdmin(key)) return key!.organisation_id === undefined ? {} : { organisation_id: key!.organisation_id };
+  if (key?.workspace_id === undefined) {
+    throw forbidden(
+      'This gateway key is bound to no workspace and has no admin scope, so it manages nothing; use a key with a workspace_id, or one with scopes: [admin].',
+      'x-gateway-api-key',
+    );
+  }
+  return defined({ workspace_id: key.workspace_id, organisation_id: key.organisation_id });
+}
+
+/** The admin routes (`/v1/api-keys`): the caller's scope, or 403 for a key without `admin`. */
+export function adminScope(key: ApiKeyRecord | undefined): Scope {
+  if (!isAdmin(key)) throw forbidden('This route needs a gateway key with scopes: [admin].', 'x-gateway-api-key');
+  return managementScope(key);
+}
+
+/**
+ * 403 when a body or a query names a workspace or organisation outside the caller's scope: for a
+ * workspace key, another workspace or another organisation than its own (any, when it has none); for
+ * an organisation-bound admin key, another organisation.
+ */
+export function withinScope(asked: Scope, scope: Scope): void {
+  const fields = scope.workspace_id !== undefined ? (['workspace_id', 'organisation_id'] as const) : (['organisation_id'] as const);
+  for (const f of fields) {
+    if (asked[f] === undefined || asked[f] === scope[f]) continue;
+    const what = f === 'workspace_id' ? 'workspace' : 'organisation';
+    throw forbidden(
+      scope[f] === undefined
+        ? `This gateway key belongs to no ${what}, so it cannot name ${f} "${asked[f]}".`
+        : `This gateway key manages its own ${what} "${scope[f]}" only, not "${asked[f]}".`,
+      f,
+    );
+  }
+}
+
+/**
+ * Where a new resource lives: the caller's workspace, or (an admin key) the workspace the body names,
+ * within the admin's organisation when it is bound to one. An unbound admin key must name a workspace
+ * or an organisation; a body naming a scope outside the caller's is a 403. Absent fields are left out.
  */
 export function ownerScope(body: Scope, caller: Scope): Scope {
+  withinScope(body, caller);
   if (caller.workspace_id === undefined && caller.organisation_id === undefined) {
     if (body.workspace_id === undefined && body.organisation_id === undefined) {
-      throw fieldError('invalid_request_body', 'workspace_id', 'workspace_id or organisation_id is required: this gateway key is not bound to a workspace or organisation');
+      throw fieldError('invalid_request_body', 'workspace_id', 'workspace_id or organisation_id is required: this admin key is not bound to a workspace or organisation');
     }
     return defined({ workspace_id: body.workspace_id, organisation_id: body.organisation_id });
   }
-  const check = (f: 'workspace_id' | 'organisation_id', what: string): void => {
-    if (body[f] !== undefined && body[f] !== caller[f]) {
-      throw fieldError('invalid_request_body', f, `this gateway key is bound to its own ${what}; omit ${f} or give that one`);
-    }
-  };
-  check('organisation_id', 'organisation');
-  if (caller.workspace_id !== undefined) check('workspace_id', 'workspace');
   return defined({ workspace_id: caller.workspace_id ?? body.workspace_id, organisation_id: caller.organisation_id });
 }
 

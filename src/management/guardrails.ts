@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../config/issues.js';
-import { fieldError, ownerScope, storeWrite } from './common.js';
+import { fieldError, managementScope, ownerScope, storeWrite, withinScope } from './common.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GuardrailLookup } from '../plan/build-plan.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
-import type { GuardrailCheck, GuardrailPage, GuardrailRecord, GuardrailScope, GuardrailStore } from '../state/guardrail-store.js';
+import type { GuardrailCheck, GuardrailPage, GuardrailRecord, GuardrailStore } from '../state/guardrail-store.js';
 
 /**
  * Validates a guardrail's checks as configs do (the check library's validator, handed in by the
@@ -78,14 +78,6 @@ export const GetQuerySchema = z.strictObject({ version_id: z.string().min(1, 'mu
 
 const NoQuery = z.strictObject({});
 
-/** The scope a gateway key is bound to (empty: an operator key that sees every scope). */
-export function callerScope(key: ApiKeyRecord | undefined): GuardrailScope {
-  const s: GuardrailScope = {};
-  if (key?.workspace_id !== undefined) s.workspace_id = key.workspace_id;
-  if (key?.organisation_id !== undefined) s.organisation_id = key.organisation_id;
-  return s;
-}
-
 const ref = (r: GuardrailRecord): GuardrailRef => ({ id: r.id, slug: r.slug, version_id: r.version_id });
 
 function notFound(idOrSlug: string, versionId?: string): GatewayError {
@@ -99,9 +91,10 @@ function notFound(idOrSlug: string, versionId?: string): GatewayError {
  * check library), scoping by the caller's gateway key, and the answers. No HTTP types: the route
  * hands in the parsed body and query and the key's record, and turns the result into JSON.
  *
- * Scoping: a key bound to a workspace (or organisation) creates there, and sees, updates and deletes
- * only that scope's guardrails; another scope's guardrail is answered as unknown (404), so a key
- * cannot learn that it exists. An operator key (no scope) names the scope in the body and sees all.
+ * Scoping (common.ts `managementScope`): a workspace key creates in its workspace, and sees, updates
+ * and deletes only its guardrails; another workspace's guardrail is answered as unknown (404), so a
+ * key cannot learn that it exists, and naming another workspace is a 403. An admin key names the
+ * scope in the body and sees every workspace (of its organisation, when bound to one).
  */
 export class GuardrailsService {
   constructor(
@@ -110,19 +103,22 @@ export class GuardrailsService {
   ) {}
 
   async create(body: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRef> {
+    const scope = managementScope(key);
     const b = this.parseBody(body);
-    const owner = ownerScope(b, callerScope(key));
+    const owner = ownerScope(b, scope);
     return ref(await storeWrite(() => this.store.create({ name: b.name, checks: b.checks, actions: b.actions, ...owner })));
   }
 
   async list(query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailPage> {
+    const scope = managementScope(key);
     const q = parseOrThrow(ListQuerySchema, query, 'invalid_query_parameter', 'query');
-    return this.store.list(callerScope(key), q);
+    withinScope(q, scope);
+    return this.store.list(scope, q);
   }
 
   async get(idOrSlug: string, query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRecord> {
+    const scope = managementScope(key);
     const q = parseOrThrow(GetQuerySchema, query, 'invalid_query_parameter', 'query');
-    const scope = callerScope(key);
     const r = await this.store.get(idOrSlug, scope, q.version_id);
     if (r) return r;
     throw notFound(idOrSlug, q.version_id !== undefined && (await this.store.get(idOrSlug, scope)) ? q.version_id : undefined);
@@ -130,9 +126,10 @@ export class GuardrailsService {
 
   /** PUT: the whole guardrail again (name, checks, actions); a new version, the old ones kept. */
   async update(idOrSlug: string, body: unknown, query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRef> {
+    const scope = managementScope(key);
     parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
     const b = this.parseBody(body);
-    const scope = callerScope(key);
+    withinScope(b, scope);
     const current = await this.store.get(idOrSlug, scope);
     if (!current) throw notFound(idOrSlug);
     for (const f of ['workspace_id', 'organisation_id'] as const) {
@@ -144,8 +141,9 @@ export class GuardrailsService {
   }
 
   async delete(idOrSlug: string, query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRef & { object: 'guardrail'; deleted: true }> {
+    const scope = managementScope(key);
     parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
-    const r = await storeWrite(() => this.store.delete(idOrSlug, callerScope(key)));
+    const r = await storeWrite(() => this.store.delete(idOrSlug, scope));
     if (!r) throw notFound(idOrSlug);
     return { id: r.id, slug: r.slug, version_id: r.version_id, object: 'guardrail', deleted: true };
   }

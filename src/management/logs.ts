@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../config/issues.js';
-import { fieldError } from './common.js';
+import { fieldError, managementScope, withinScope } from './common.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { RequestLogPage, RequestLogQuery, RequestLogStore } from '../state/request-log-store.js';
-import { callerScope } from './guardrails.js';
 
 export const LOGS_PAGE_SIZE_DEFAULT = 50;
 export const LOGS_PAGE_SIZE_MAX = 100;
@@ -49,13 +48,15 @@ export const LogsQuerySchema = LogsQueryFields.refine((q) => q.from === undefine
 /**
  * GET /v1/logs: validation, the caller's scope, the store's answer. `metadata.<key>` parameters are
  * taken apart first (their names are the caller's), the rest is a strict schema: an unknown or a
- * repeated parameter is a 400 naming it. A workspace key reads only its workspace's records (an
- * organisation key its organisation's, an operator key all); `workspace_id` narrows within that.
+ * repeated parameter is a 400 naming it. A workspace key reads only its workspace's records, an admin
+ * key every workspace's (of its organisation, when bound to one); `workspace_id` narrows within that
+ * (another workspace than a workspace key's own is a 403).
  */
 export class LogsService {
   constructor(private readonly store: RequestLogStore) {}
 
   parse(query: unknown, key: ApiKeyRecord | undefined): RequestLogQuery {
+    const scope = managementScope(key);
     const rest: Record<string, unknown> = {};
     const metadata: [string, string][] = [];
     for (const [k, v] of Object.entries((query ?? {}) as Record<string, unknown>)) {
@@ -71,7 +72,8 @@ export class LogsService {
       metadata.push([name, v]);
     }
     const p = parseOrThrow(LogsQuerySchema, rest, 'invalid_query_parameter', 'query');
-    const q: RequestLogQuery = { scope: callerScope(key), page_size: p.page_size, current_page: p.current_page };
+    withinScope(p, scope);
+    const q: RequestLogQuery = { scope, page_size: p.page_size, current_page: p.current_page };
     if (p.trace_id !== undefined) q.trace_id = p.trace_id;
     if (p.workspace_id !== undefined) q.workspace_id = p.workspace_id;
     if (p.status !== undefined) {

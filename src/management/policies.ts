@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../config/issues.js';
 import { declaredId, POLICY_STATUSES, POLICY_TYPES, UsageLimitBodySchema, type UsageLimitBody, type UsageLimitEntry } from '../config/usage-limits.js';
-import { fieldError, ownerScope, storeWrite } from './common.js';
+import { fieldError, managementScope, ownerScope, storeWrite, withinScope } from './common.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { DeclaredPolicy, PolicyDefinition, PolicyPage, PolicyScope, PolicyStore, UsageLimitPolicy } from '../state/policy-store.js';
-import { callerScope, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './guardrails.js';
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './guardrails.js';
 
 const count = z
   .string()
@@ -43,27 +43,32 @@ function definition(b: UsageLimitBody, status: UsageLimitPolicy['status']): Poli
 
 /**
  * The usage-limits API's logic, over the store port: zod validation of bodies and queries, scoping
- * by the caller's gateway key as the guardrails API does (a workspace key creates in and sees only
- * its workspace; another scope's policy is a 404, as an unknown one), and the answers. No HTTP types.
+ * by the caller's gateway key as the guardrails API does (common.ts `managementScope`: a workspace key
+ * creates in and sees only its workspace, another workspace's policy is a 404 as an unknown one, and
+ * naming another workspace is a 403), and the answers. No HTTP types.
  * Policies are stored and listed only: no request is limited by them yet (README "Usage limits").
  */
 export class PoliciesService {
   constructor(private readonly store: PolicyStore) {}
 
   async create(body: unknown, key: ApiKeyRecord | undefined): Promise<UsageLimitPolicy> {
+    const scope = managementScope(key);
     const b = parseOrThrow(UsageLimitBodySchema, body, 'invalid_request_body', 'request body');
-    const owner = policyOwner(b, callerScope(key));
+    const owner = policyOwner(b, scope);
     return storeWrite(() => this.store.create({ ...definition(b, b.status ?? 'active'), ...owner }));
   }
 
   async list(query: unknown, key: ApiKeyRecord | undefined): Promise<PolicyPage> {
+    const scope = managementScope(key);
     const q = parseOrThrow(PolicyListQuerySchema, query, 'invalid_query_parameter', 'query');
-    return storeWrite(() => this.store.list(callerScope(key), q));
+    withinScope(q, scope);
+    return storeWrite(() => this.store.list(scope, q));
   }
 
   async get(id: string, query: unknown, key: ApiKeyRecord | undefined): Promise<UsageLimitPolicy> {
+    const scope = managementScope(key);
     parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
-    const p = await storeWrite(() => this.store.get(id, callerScope(key)));
+    const p = await storeWrite(() => this.store.get(id, scope));
     if (!p) throw notFound(id);
     return p;
   }
@@ -74,9 +79,10 @@ export class PoliciesService {
    * absent keeps the current one.
    */
   async update(id: string, body: unknown, query: unknown, key: ApiKeyRecord | undefined): Promise<UsageLimitPolicy> {
+    const scope = managementScope(key);
     parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
     const b = parseOrThrow(UsageLimitBodySchema, body, 'invalid_request_body', 'request body');
-    const scope = callerScope(key);
+    withinScope(b, scope);
     const current = await storeWrite(() => this.store.get(id, scope));
     if (!current) throw notFound(id);
     for (const f of ['workspace_id', 'organisation_id'] as const) {
@@ -90,8 +96,9 @@ export class PoliciesService {
 
   /** DELETE archives (status → archived) and answers the policy; archiving again changes nothing. */
   async delete(id: string, query: unknown, key: ApiKeyRecord | undefined): Promise<UsageLimitPolicy> {
+    const scope = managementScope(key);
     parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
-    const p = await storeWrite(() => this.store.archive(id, callerScope(key)));
+    const p = await storeWrite(() => this.store.archive(id, scope));
     if (!p) throw notFound(id);
     return p;
   }

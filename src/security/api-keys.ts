@@ -1,9 +1,24 @@
 import { hash, randomBytes } from 'node:crypto';
 
+/** What a gateway key may do besides proxying: `admin` manages every workspace (and the keys). */
+export const API_KEY_SCOPES = ['admin'] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+
 export interface ApiKeyRecord {
   name: string;
   workspace_id?: string;
   organisation_id?: string;
+  /** Absent or empty: the key proxies and manages its own workspace only. */
+  scopes?: readonly ApiKeyScope[];
+  /** Set on keys made through `POST /v1/api-keys` (never on declared ones): a random id, not derived from the key. */
+  id?: string;
+  created_at?: string;
+  /** The key's last 4 characters (`sk-sluice-…AbCd`), to tell keys apart in a list; 24 of its 192 random bits. */
+  hint?: string;
+}
+
+export function isAdmin(key: ApiKeyRecord | undefined): boolean {
+  return key?.scopes?.includes('admin') === true;
 }
 
 /**
@@ -17,4 +32,9 @@ export function keyDigest(key: string): string {
 
 export function generateApiKey(): string {
   return `sk-sluice-${randomBytes(24).toString('base64url')}`;
+}
+
+/** What a list shows of a generated key: its prefix and last 4 characters. */
+export function keyHint(key: string): string {
+  return `${key.startsWith('sk-sluice-') ? 'sk-sluice-' : ''}…${key.slice(-4)}`;
 }

@@ -10,11 +10,15 @@ import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 const KEY_A = 'sk-test-workspace-a-0123456789';
 const KEY_B = 'sk-test-workspace-b-0123456789';
 const KEY_ORG = 'sk-test-organisation-0123456789';
+const KEY_NOWHERE = 'sk-test-no-workspace-0123456789';
+const KEY_ORG_MEMBER = 'sk-test-org-member-0123456789';
 const BOOTSTRAP = `
 api_keys:
   - { key: ${KEY_A}, name: team-a, workspace_id: ws-a }
   - { key: ${KEY_B}, name: team-b, workspace_id: ws-b }
-  - { key: ${KEY_ORG}, name: org, organisation_id: org-1 }
+  - { key: ${KEY_ORG}, name: org, organisation_id: org-1, scopes: [admin] }
+  - { key: ${KEY_NOWHERE}, name: nowhere }
+  - { key: ${KEY_ORG_MEMBER}, name: org-member, organisation_id: org-1 }
 `;
 
 /** A stand-in for the check library's validator: knows two ids and refuses others as it does. */
@@ -110,7 +114,7 @@ describe('guardrails API over HTTP (memory store)', () => {
     expect((await api('POST', '/v1/guardrails', KEY_A, 'name=x', { 'content-type': 'text/plain' })).status).toBe(415);
   });
 
-  it('scope: an unscoped key must name workspace_id or organisation_id; a workspace key cannot name another', async () => {
+  it('scope: an admin key must name workspace_id or organisation_id; a workspace key naming another is a 403', async () => {
     const none = await api('POST', '/v1/guardrails', TEST_KEY, body('Nowhere'));
     expect(none.status).toBe(400);
     expect(none.json.error.param).toBe('workspace_id');
@@ -118,17 +122,38 @@ describe('guardrails API over HTTP (memory store)', () => {
     expect(placed.status).toBe(201);
     expect((await api('GET', `/v1/guardrails/${placed.json.id}`, KEY_B)).json.workspace_id).toBe('ws-b');
     const other = await api('POST', '/v1/guardrails', KEY_A, body('Elsewhere', { workspace_id: 'ws-b' }));
-    expect(other.status).toBe(400);
-    expect(other.json.error.param).toBe('workspace_id');
+    expect(other.status).toBe(403);
+    expect(other.json.error).toMatchObject({ code: 'forbidden_scope', type: 'permission_error', param: 'workspace_id' });
+    expect(other.json.trace_id).toBeTypeOf('string');
     const sameWs = await api('POST', '/v1/guardrails', KEY_A, body('Here', { workspace_id: 'ws-a' }));
     expect(sameWs.status).toBe(201);
+    // this workspace key belongs to no organisation: naming one is outside its scope too
     const orgOut = await api('POST', '/v1/guardrails', KEY_A, body('Org', { organisation_id: 'org-9' }));
+    expect(orgOut.status).toBe(403);
     expect(orgOut.json.error.param).toBe('organisation_id');
-    // an organisation key places in its organisation (optionally a workspace of it)
+    // an organisation's admin key places in its organisation (optionally a workspace of it), not another
     const org = await api('POST', '/v1/guardrails', KEY_ORG, body('Org wide'));
     expect(org.status).toBe(201);
     expect((await api('GET', `/v1/guardrails/${org.json.id}`, KEY_ORG)).json.organisation_id).toBe('org-1');
-    expect((await api('POST', '/v1/guardrails', KEY_ORG, body('x', { organisation_id: 'org-2' }))).status).toBe(400);
+    const org2 = await api('POST', '/v1/guardrails', KEY_ORG, body('x', { organisation_id: 'org-2' }));
+    expect(org2.status).toBe(403);
+    expect(org2.json.error.param).toBe('organisation_id');
+  });
+
+  it('403 forbidden_scope: a key without admin bound to no workspace manages nothing, on every route', async () => {
+    for (const k of [KEY_NOWHERE, KEY_ORG_MEMBER]) {
+      for (const [m, p, b] of [
+        ['POST', '/v1/guardrails', body('x', { workspace_id: 'ws-a' })],
+        ['GET', '/v1/guardrails'],
+        ['GET', '/v1/guardrails/anything'],
+        ['PUT', '/v1/guardrails/anything', body('x')],
+        ['DELETE', '/v1/guardrails/anything'],
+      ] as const) {
+        const r = await api(m, p, k, b);
+        expect(r.status, `${m} ${p}`).toBe(403);
+        expect(r.json.error).toMatchObject({ code: 'forbidden_scope', type: 'permission_error', param: 'x-gateway-api-key' });
+      }
+    }
   });
 
   it('isolation: another workspace\'s guardrail is 404 for GET, PUT and DELETE, absent from its list, and unchanged', async () => {
@@ -143,10 +168,12 @@ describe('guardrails API over HTTP (memory store)', () => {
     }
     const listB = await api('GET', '/v1/guardrails?page_size=100', KEY_B);
     expect(listB.json.data.map((g: { id: string }) => g.id)).not.toContain(mine.id);
-    expect((await api('GET', '/v1/guardrails?workspace_id=ws-a', KEY_B)).json).toEqual({ object: 'list', data: [], total: 0 });
+    const asked = await api('GET', '/v1/guardrails?workspace_id=ws-a', KEY_B);
+    expect(asked.status).toBe(403);
+    expect(asked.json.error).toMatchObject({ code: 'forbidden_scope', param: 'workspace_id' });
     const still = await api('GET', `/v1/guardrails/${mine.id}`, KEY_A);
     expect(still.json).toMatchObject({ name: 'Private rule', version_id: mine.version_id });
-    // the operator key sees every workspace
+    // an admin key sees every workspace
     expect((await api('GET', `/v1/guardrails/${mine.id}`, TEST_KEY)).status).toBe(200);
   });
 
@@ -171,6 +198,7 @@ describe('guardrails API over HTTP (memory store)', () => {
     const move = await api('PUT', '/v1/guardrails/versioned', TEST_KEY, body('x', { workspace_id: 'ws-a' }));
     expect(move.status).toBe(400);
     expect(move.json.error.param).toBe('workspace_id');
+    expect((await api('PUT', '/v1/guardrails/versioned', KEY_B, body('x', { workspace_id: 'ws-a' }))).status).toBe(403);
     expect((await api('PUT', '/v1/guardrails/versioned', TEST_KEY, body('Versioned 3', { workspace_id: 'ws-b' }))).status).toBe(200);
     expect((await api('PUT', '/v1/guardrails/unknown-one', KEY_B, body('x'))).status).toBe(404);
   });

@@ -9,10 +9,12 @@ import { logLine, PROVIDER_KEY, traceId } from './_util.js';
 
 const KEY_A = 'sk-test-logs-workspace-a-0123456789';
 const KEY_B = 'sk-test-logs-workspace-b-0123456789';
+const KEY_NOWHERE = 'sk-test-logs-no-workspace-0123456789';
 const BOOTSTRAP = `
 api_keys:
   - { key: ${KEY_A}, name: team-a, workspace_id: ws-a, organisation_id: org-1 }
   - { key: ${KEY_B}, name: team-b, workspace_id: ws-b, organisation_id: org-1 }
+  - { key: ${KEY_NOWHERE}, name: nowhere, organisation_id: org-1 }
 `;
 const PROMPT = 'the secret prompt words';
 const CHAT = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }] };
@@ -125,9 +127,16 @@ describe('GET /v1/logs (memory ring)', () => {
     expect((await getLogs(gw, '?metadata._user=ALICE')).json.total).toBe(0);
     // another workspace's record is not found by its trace id either
     expect(await getLogs(gw, `?trace_id=${t.ok}`, KEY_B).then((r) => r.json)).toEqual({ object: 'list', data: [], total: 0 });
-    // an operator may narrow to a workspace; a workspace key cannot widen to another
+    // an admin may narrow to a workspace; a workspace key asking for another is a 403
     expect(traces(await getLogs(gw, '?workspace_id=ws-b'))).toEqual([t.other]);
-    expect((await getLogs(gw, '?workspace_id=ws-b', KEY_A)).json.total).toBe(0);
+    const asked = await getLogs(gw, '?workspace_id=ws-b', KEY_A);
+    expect(asked.status).toBe(403);
+    expect(asked.json.error).toMatchObject({ code: 'forbidden_scope', param: 'workspace_id' });
+    expect(traces(await getLogs(gw, '?workspace_id=ws-a&metadata._user=alice', KEY_A))).toEqual([t.bad, t.ok]);
+    // a key without admin bound to no workspace reads nothing
+    const nowhere = await getLogs(gw, '', KEY_NOWHERE);
+    expect(nowhere.status).toBe(403);
+    expect(nowhere.json.error).toMatchObject({ code: 'forbidden_scope', param: 'x-gateway-api-key' });
   });
 
   it('by status (exact or class) and time range (ms or ISO 8601, both ends inclusive)', async () => {

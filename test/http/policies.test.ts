@@ -9,12 +9,14 @@ import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 const KEY_A = 'sk-test-workspace-a-0123456789';
 const KEY_B = 'sk-test-workspace-b-0123456789';
 const KEY_ORG = 'sk-test-organisation-0123456789';
+const KEY_NOWHERE = 'sk-test-no-workspace-0123456789';
 const FIXED_ID = '0b6c7d2e-3f41-4a5b-8c6d-7e8f9a0b1c2d';
 const BOOTSTRAP = `
 api_keys:
   - { key: ${KEY_A}, name: team-a, workspace_id: ws-a, organisation_id: org-1 }
   - { key: ${KEY_B}, name: team-b, workspace_id: ws-b, organisation_id: org-1 }
-  - { key: ${KEY_ORG}, name: org, organisation_id: org-1 }
+  - { key: ${KEY_ORG}, name: org, organisation_id: org-1, scopes: [admin] }
+  - { key: ${KEY_NOWHERE}, name: nowhere }
 usage_limits:
   - name: Per-user tokens
     type: tokens
@@ -112,25 +114,34 @@ describe('usage-limits API over HTTP (memory store)', () => {
     expect(got.json).toEqual(r.json);
   });
 
-  it('scope isolation: workspace B neither lists nor reads, changes or archives workspace A\'s policies (404)', async () => {
+  it('scope isolation: workspace B neither lists nor reads, changes or archives workspace A\'s policies (404); naming another workspace is a 403', async () => {
     const a = (await api('POST', PATH, KEY_A, policy('A private'))).json;
     const listB = await api('GET', PATH, KEY_B);
     expect(names(listB)).toEqual(['Team B spend']);
     expect(listB.json.total).toBe(1);
-    expect((await api('GET', `${PATH}?workspace_id=ws-a`, KEY_B)).json).toEqual({ object: 'list', data: [], total: 0 });
+    const asked = await api('GET', `${PATH}?workspace_id=ws-a`, KEY_B);
+    expect(asked.status).toBe(403);
+    expect(asked.json.error).toMatchObject({ code: 'forbidden_scope', type: 'permission_error', param: 'workspace_id' });
     for (const [m, body] of [['GET'], ['PUT', policy('stolen')], ['DELETE']] as const) {
       const r = await api(m, `${PATH}/${a.id}`, KEY_B, body);
       expect(r.status, m).toBe(404);
       expect(r.json.error).toMatchObject({ code: 'policy_not_found', type: 'invalid_request_error' });
     }
     expect((await api('GET', `${PATH}/${a.id}`, KEY_A)).json.status).toBe('active');
-    // the organisation's key sees its workspaces' policies, not one declared without its organisation
+    // the organisation's admin key sees its workspaces' policies, not one declared without its organisation
     expect(names(await api('GET', PATH, KEY_ORG))).toContain('A private');
     expect(names(await api('GET', `${PATH}?workspace_id=ws-b`, KEY_ORG))).toEqual([]);
-    // naming another workspace on create is a 400
+    // naming another workspace on create or update is a 403
     const r = await api('POST', PATH, KEY_B, policy('Elsewhere', { workspace_id: 'ws-a' }));
-    expect(r.status).toBe(400);
-    expect(r.json.error.param).toBe('workspace_id');
+    expect(r.status).toBe(403);
+    expect(r.json.error).toMatchObject({ code: 'forbidden_scope', param: 'workspace_id' });
+    expect((await api('PUT', `${PATH}/${a.id}`, KEY_B, policy('x', { workspace_id: 'ws-a' }))).status).toBe(403);
+    // a key without admin bound to no workspace manages nothing
+    for (const [m, p, b] of [['POST', PATH, policy('x', { workspace_id: 'ws-a' })], ['GET', PATH], ['GET', `${PATH}/${a.id}`], ['PUT', `${PATH}/${a.id}`, policy('x')], ['DELETE', `${PATH}/${a.id}`]] as const) {
+      const f = await api(m, p, KEY_NOWHERE, b);
+      expect(f.status, `${m} ${p}`).toBe(403);
+      expect(f.json.error).toMatchObject({ code: 'forbidden_scope', param: 'x-gateway-api-key' });
+    }
   });
 
   it('filters: workspace_id, status, type, combined; total counts the matches', async () => {
