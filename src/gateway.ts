@@ -17,7 +17,7 @@ import { GatewayError } from './errors/gateway-error.js';
 import { PrometheusTelemetry } from './metrics/prometheus.js';
 import { createStores, type Stores } from './state/stores.js';
 import type { Catalog } from './state/catalog.js';
-import { memoryCatalog } from './state/memory/catalog.js';
+import { MemoryVersionedStore } from './state/memory/versioned-store.js';
 import type { HotRoute } from './http/router.js';
 import { embedLocal } from './cache/local-embedder.js';
 import { providerEmbedder } from './pipeline/provider-embedder.js';
@@ -114,10 +114,10 @@ export function createGateway(init: GatewayInit): Gateway {
   const egressFetch = createEgressFetch(dispatchers, hostGuard, trustedEgress);
 
   const saved = init.savedConfigs ?? loadPipelines(options.pipelines, options.pipelines !== 'pipelines');
-  const catalog = memoryCatalog({ apiKeys, virtualKeys: bootstrap?.virtual_keys ?? {}, savedConfigs: saved });
+  const virtualKeys = new MemoryVersionedStore(Object.entries(bootstrap?.virtual_keys ?? {}));
   let storedGuardrail: GuardrailLookup = () => undefined;
   const planDeps: PlanDeps = {
-    virtualKeys: catalog.virtualKeys,
+    virtualKeys,
     registry,
     hostGuard,
     // Stored guardrails, once the stores exist (saved configs are checked before: none is stored
@@ -150,6 +150,7 @@ export function createGateway(init: GatewayInit): Gateway {
     redisUrl: options.redis,
     cacheMaxBytes: options['cache-max-bytes'],
     requestLogSize: options['request-log-size'],
+    declaredKeys: apiKeys,
     observer: {
       operation: (store, op, seconds, ok) => telemetry.storeOperation(store, op, seconds, ok),
       availability: (store, up) => logger[up ? 'info' : 'warn']({ msg: up ? 'store available' : 'store unavailable; serving degraded', store }),
@@ -161,6 +162,7 @@ export function createGateway(init: GatewayInit): Gateway {
     },
     onRemoteTransition: (id, t) => logger.info({ msg: 'circuit changed on another instance', circuit: id, from: t.from, to: t.to }),
   });
+  const catalog: Catalog = { apiKeys: stores.apiKeys, virtualKeys, savedConfigs: new MemoryVersionedStore(saved) };
   storedGuardrail = guardrailLookup(stores.guardrails);
   guardrailsVersion = () => stores.guardrails.generation();
   // What guardrail and hook checks use: the host-guarded HTTP client (webhook, log, JWKS, URL

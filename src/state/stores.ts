@@ -16,6 +16,10 @@ import { RedisBreakerStore } from './redis/breaker-store.js';
 import { RedisCacheStore } from './redis/cache-store.js';
 import { RedisVectorIndex } from './redis/vector-index.js';
 import type { RequestLogStore } from './request-log-store.js';
+import type { ApiKeyStore } from './api-key-store.js';
+import { MemoryApiKeyStore } from './memory/api-key-store.js';
+import { RedisApiKeyStore } from './redis/api-key-store.js';
+import type { ApiKeyRecord } from '../security/api-keys.js';
 import { MemoryRequestLogStore } from './memory/request-log-store.js';
 import { RedisRequestLogStore } from './redis/request-log-store.js';
 
@@ -31,6 +35,8 @@ export interface Stores {
   policies: PolicyStore;
   /** Request records (GET /v1/logs): a memory ring, or one capped stream shared through Redis. */
   requestLogs: RequestLogStore;
+  /** Gateway keys: the declared ones (this process's), and those made through /v1/api-keys (shared with Redis). */
+  apiKeys: ApiKeyStore;
   /** False while a shared backend is unreachable: caching is skipped (DISABLED), breakers run locally. */
   available(): boolean;
   /** Resolves when the stores can serve; with Redis, rejects (clearly) when it is not reachable in time. */
@@ -43,6 +49,8 @@ export interface StoreOptions {
   cacheMaxBytes: number;
   /** Request records kept (--request-log-size). */
   requestLogSize: number;
+  /** The operator's gateway keys (options, bootstrap file, generated): kept in this process, never written to Redis. */
+  declaredKeys: readonly { key: string; record: ApiKeyRecord }[];
   observer: StoreObserver;
   logger: StoreLogger;
   onRemoteTransition?: (id: string, t: Transition) => void;
@@ -58,6 +66,7 @@ export function createStores(o: StoreOptions): Stores {
       guardrails: new MemoryGuardrailStore(),
       policies: new MemoryPolicyStore(),
       requestLogs: new MemoryRequestLogStore(o.requestLogSize),
+      apiKeys: new MemoryApiKeyStore(o.declaredKeys),
       available: () => true,
       start: () => Promise.resolve(),
       close: () => Promise.resolve(),
@@ -67,6 +76,7 @@ export function createStores(o: StoreOptions): Stores {
   const vectors = new RedisVectorIndex(conn);
   const breakers = new RedisBreakerStore(conn, o.onRemoteTransition ? { onRemoteTransition: o.onRemoteTransition } : {});
   const guardrails = new RedisGuardrailStore(conn);
+  const apiKeys = new RedisApiKeyStore(conn, { declared: o.declaredKeys });
   return {
     kind: 'redis',
     cache: new RedisCacheStore(conn),
@@ -75,15 +85,17 @@ export function createStores(o: StoreOptions): Stores {
     guardrails,
     policies: new RedisPolicyStore(conn),
     requestLogs: new RedisRequestLogStore(conn, { capacity: o.requestLogSize }),
+    apiKeys,
     available: () => conn.available(),
     async start(timeoutMs) {
       await conn.waitUntilReady(timeoutMs);
-      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs)]);
+      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs), apiKeys.ready(timeoutMs)]);
     },
     async close() {
       vectors.close();
       breakers.close();
       guardrails.close();
+      apiKeys.close();
       await conn.close();
     },
   };

@@ -102,9 +102,9 @@ describe('catalog writes while serving', () => {
     const k = generateApiKey();
     const headers = { 'x-gateway-api-key': k, 'content-type': 'application/json', 'x-gateway-virtual-key': 'vk-a' };
     expect((await post(`${gw.url}/v1/chat/completions`, headers, CHAT)).json.error.code).toBe('invalid_gateway_key');
-    await keys.add(k, { name: 'added-live' });
+    await keys.add(k, { id: 'key-1', name: 'added-live', created_at: new Date().toISOString() });
     expect((await post(`${gw.url}/v1/chat/completions`, headers, CHAT)).status).toBe(200);
-    await keys.revoke(k);
+    await keys.revoke('key-1');
     expect((await post(`${gw.url}/v1/chat/completions`, headers, CHAT)).json.error.code).toBe('invalid_gateway_key');
   });
 });

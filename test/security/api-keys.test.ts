@@ -27,8 +27,9 @@ describe('generateApiKey', () => {
   it('generates keys a store accepts back', async () => {
     const s = new MemoryApiKeyStore();
     const k = generateApiKey();
-    await s.add(k, { name: 'gen' });
-    expect(s.verify(k)).toEqual({ name: 'gen' });
+    const r = { id: 'id-1', name: 'gen', created_at: '2025-05-01T00:00:00.000Z' };
+    await s.add(k, r);
+    expect(s.verify(k)).toEqual(r);
     expect(s.verify(generateApiKey())).toBeUndefined();
   });
 });
