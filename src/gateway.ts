@@ -25,6 +25,7 @@ import type { PipelineDeps } from './pipeline/context.js';
 import { createEgressFetch } from './upstream/egress.js';
 import { checksValidator, guardrailLookup, GuardrailsService, type ValidateChecks } from './management/guardrails.js';
 import { PoliciesService } from './management/policies.js';
+import { ApiKeysService } from './management/api-keys.js';
 import { createCheckDeps } from './checks/deps.js';
 import { resolveCheck } from './checks/registry.js';
 import type { HookStageDeps } from './operators/request-hooks.js';
@@ -219,6 +220,7 @@ export function createGateway(init: GatewayInit): Gateway {
     apiKeys: catalog.apiKeys,
     guardrails: new GuardrailsService(stores.guardrails, init.validateChecks ?? checksValidator(resolveCheck)),
     policies,
+    adminKeys: new ApiKeysService(stores.apiKeys),
     requestLogs: stores.requestLogs,
     logger,
     bodyLimitBytes: options['body-limit'],

@@ -44,6 +44,7 @@ export const ERROR_CATALOG = {
   virtual_key_not_found: { status: 404, type: 'invalid_request_error', message: 'No virtual key has this id.' },
   guardrail_not_found: { status: 404, type: 'invalid_request_error', message: 'No guardrail has this id or slug (in the scope of this gateway key).' },
   policy_not_found: { status: 404, type: 'invalid_request_error', message: 'No usage-limit policy has this id (in the scope of this gateway key).' },
+  api_key_not_found: { status: 404, type: 'invalid_request_error', message: 'No gateway key made through the API has this id (in the scope of this gateway key).' },
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'Unknown route.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'The route does not serve this method; Allow lists those it does.' },
   request_timeout: { status: 408, type: 'timeout_error', message: 'The request timed out.' },

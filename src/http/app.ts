@@ -14,6 +14,7 @@ import { proxyRoute } from './routes/proxy.js';
 import { guardrailRoutes } from './routes/guardrails.js';
 import { policyRoutes } from './routes/policies.js';
 import { logRoutes } from './routes/logs.js';
+import { apiKeyRoutes } from './routes/api-keys.js';
 import { LogsService } from '../management/logs.js';
 import { PlanRunner } from '../pipeline/run-plan.js';
 import { Router, type HotRoute, type Params } from './router.js';
@@ -82,6 +83,7 @@ function createFrameworkApp(deps: AppDeps): express.Express {
   app.use(guardrailRoutes(deps.guardrails, deps.bodyLimitBytes));
   app.use(policyRoutes(deps.policies, deps.bodyLimitBytes));
   app.use(logRoutes(new LogsService(deps.requestLogs)));
+  app.use(apiKeyRoutes(deps.adminKeys, deps.bodyLimitBytes));
   app.use((req, res) => {
     sendError(exchangeOf(res), new GatewayError('route_not_found', `Unknown route: ${req.method} ${req.path}`));
   });

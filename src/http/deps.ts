@@ -7,6 +7,7 @@ import type { ConfigResolver } from '../plan/resolve.js';
 import type { ApiKeyStore } from '../state/api-key-store.js';
 import type { GuardrailsService } from '../management/guardrails.js';
 import type { PoliciesService } from '../management/policies.js';
+import type { ApiKeysService } from '../management/api-keys.js';
 import type { RequestLogStore } from '../state/request-log-store.js';
 import type { Exchange } from './exchange.js';
 
@@ -19,6 +20,8 @@ export interface AppDeps {
   guardrails: GuardrailsService;
   /** The usage-limits API's logic (/v1/policies/usage-limits). */
   policies: PoliciesService;
+  /** The admin API for gateway keys (/v1/api-keys). */
+  adminKeys: ApiKeysService;
   /** Where each proxied request's record is appended (and GET /v1/logs reads). */
   requestLogs: RequestLogStore;
   logger: Logger;

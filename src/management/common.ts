@@ -1,4 +1,5 @@
-/** What every management API shares: field errors, store writes, and where a new resource lives. */
+/** What every management API shares: field errors, store writes, pages, and who manages what. */
+import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { isAdmin, type ApiKeyRecord } from '../security/api-keys.js';
 
@@ -6,6 +7,25 @@ import { isAdmin, type ApiKeyRecord } from '../security/api-keys.js';
 export function fieldError(code: 'invalid_request_body' | 'invalid_query_parameter', field: string, message: string): GatewayError {
   const what = code === 'invalid_request_body' ? 'Invalid request body' : 'Invalid query';
   return new GatewayError(code, `${what}: ${field}: ${message}`, { param: field, issues: [{ path: [field], message }] });
+}
+
+/** A workspace or organisation identifier in a body or a query (gateway keys name theirs freely). */
+export const ScopeId = z.string().min(1, 'must not be empty').max(128, 'at most 128 characters');
+
+/** The query of a route that takes none (an unknown parameter is a 400 naming it). */
+export const NoQuery = z.strictObject({});
+
+/** A list answer (the spec's shape). */
+export interface Page<T> {
+  object: 'list';
+  data: T[];
+  total: number;
+}
+
+/** One page of `items` (`page_size` 0 answers only the total; a page past the end is empty). */
+export function page<T>(items: readonly T[], q: { page_size: number; current_page: number }): Page<T> {
+  const start = q.current_page * q.page_size;
+  return { object: 'list', data: items.slice(start, start + q.page_size), total: items.length };
 }
 
 /** A write the store could not make (Redis unreachable) is a 503 the client may retry, not a 500. */
@@ -57,7 +77,8 @@ export function adminScope(key: ApiKeyRecord | undefined): Scope {
  * an organisation-bound admin key, another organisation.
  */
 export function withinScope(asked: Scope, scope: Scope): void {
-  const fields = scope.workspace_id !== undefined ? (['workspace_id', 'organisation_id'] as const) : (['organisation_id'] as const);
+  const fields =
+    scope.workspace_id !== undefined ? (['workspace_id', 'organisation_id'] as const) : scope.organisation_id !== undefined ? (['organisation_id'] as const) : [];
   for (const f of fields) {
     if (asked[f] === undefined || asked[f] === scope[f]) continue;
     const what = f === 'workspace_id' ? 'workspace' : 'organisation';

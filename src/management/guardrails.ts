@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../config/issues.js';
-import { fieldError, managementScope, ownerScope, storeWrite, withinScope } from './common.js';
+import { fieldError, managementScope, NoQuery, ownerScope, ScopeId, storeWrite, withinScope } from './common.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GuardrailLookup } from '../plan/build-plan.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
@@ -40,7 +40,6 @@ export interface GuardrailRef {
 export const PAGE_SIZE_DEFAULT = 50;
 export const PAGE_SIZE_MAX = 100;
 
-const scopeId = z.string().min(1, 'must not be empty').max(128, 'at most 128 characters');
 
 const CheckSchema = z.strictObject({
   id: z.string().min(1, 'a check id must not be empty'),
@@ -57,8 +56,8 @@ export const GuardrailBodySchema = z.strictObject({
   name: z.string().min(1, 'must not be empty').max(256, 'at most 256 characters'),
   checks: z.array(CheckSchema).min(1, 'at least one check'),
   actions: ActionsSchema,
-  workspace_id: scopeId.optional(),
-  organisation_id: scopeId.optional(),
+  workspace_id: ScopeId.optional(),
+  organisation_id: ScopeId.optional(),
 });
 export type GuardrailBody = z.infer<typeof GuardrailBodySchema>;
 
@@ -68,15 +67,14 @@ const count = z
   .transform(Number);
 
 export const ListQuerySchema = z.strictObject({
-  workspace_id: scopeId.optional(),
-  organisation_id: scopeId.optional(),
+  workspace_id: ScopeId.optional(),
+  organisation_id: ScopeId.optional(),
   page_size: count.pipe(z.number().max(PAGE_SIZE_MAX, `at most ${PAGE_SIZE_MAX}`)).default(PAGE_SIZE_DEFAULT),
   current_page: count.default(0),
 });
 
 export const GetQuerySchema = z.strictObject({ version_id: z.string().min(1, 'must not be empty').optional() });
 
-const NoQuery = z.strictObject({});
 
 const ref = (r: GuardrailRecord): GuardrailRef => ({ id: r.id, slug: r.slug, version_id: r.version_id });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../config/issues.js';
 import { declaredId, POLICY_STATUSES, POLICY_TYPES, UsageLimitBodySchema, type UsageLimitBody, type UsageLimitEntry } from '../config/usage-limits.js';
-import { fieldError, managementScope, ownerScope, storeWrite, withinScope } from './common.js';
+import { fieldError, managementScope, NoQuery, ownerScope, storeWrite, withinScope } from './common.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { DeclaredPolicy, PolicyDefinition, PolicyPage, PolicyScope, PolicyStore, UsageLimitPolicy } from '../state/policy-store.js';
@@ -21,7 +21,6 @@ export const PolicyListQuerySchema = z.strictObject({
   current_page: count.default(0),
 });
 
-const NoQuery = z.strictObject({});
 
 
 function notFound(id: string): GatewayError {

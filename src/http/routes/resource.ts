@@ -9,7 +9,8 @@ export interface ResourceService {
   create(body: unknown, key: ApiKeyRecord | undefined): Promise<unknown>;
   list(query: unknown, key: ApiKeyRecord | undefined): Promise<unknown>;
   get(id: string, query: unknown, key: ApiKeyRecord | undefined): Promise<unknown>;
-  update(id: string, body: unknown, query: unknown, key: ApiKeyRecord | undefined): Promise<unknown>;
+  /** Absent: the resource is not changed in place (PUT is a 405). */
+  update?(id: string, body: unknown, query: unknown, key: ApiKeyRecord | undefined): Promise<unknown>;
   delete(id: string, query: unknown, key: ApiKeyRecord | undefined): Promise<unknown>;
 }
 
@@ -25,8 +26,8 @@ function methodNotAllowed(allow: string) {
 }
 
 /**
- * A management resource's routes: `POST` (201) and `GET` (list) on `base`, `GET`, `PUT` and `DELETE`
- * on `base/:id`, other methods 405 with `Allow`. Parse, call the logic with the caller's key, answer
+ * A management resource's routes: `POST` (201) and `GET` (list) on `base`, `GET`, `PUT` (when the
+ * service updates) and `DELETE` on `base/:id`, other methods 405 with `Allow`. Parse, call the logic with the caller's key, answer
  * JSON; mounted after the /v1 key check, errors go to the app's error handler.
  */
 export function resourceRoutes(base: string, service: ResourceService, bodyLimitBytes: number): express.Router {
@@ -43,17 +44,20 @@ export function resourceRoutes(base: string, service: ResourceService, bodyLimit
     })
     .all(methodNotAllowed('GET, POST'));
 
-  r.route(`${base}/:id`)
-    .get(async (req, res) => {
-      res.json(await service.get(idOf(req), req.query, key(res)));
-    })
-    .put(async (req, res) => {
-      res.json(await service.update(idOf(req), await jsonBody(req, bodyLimitBytes), req.query, key(res)));
-    })
+  const one = r.route(`${base}/:id`).get(async (req, res) => {
+    res.json(await service.get(idOf(req), req.query, key(res)));
+  });
+  const update = service.update?.bind(service);
+  if (update) {
+    one.put(async (req, res) => {
+      res.json(await update(idOf(req), await jsonBody(req, bodyLimitBytes), req.query, key(res)));
+    });
+  }
+  one
     .delete(async (req, res) => {
       res.json(await service.delete(idOf(req), req.query, key(res)));
     })
-    .all(methodNotAllowed('GET, PUT, DELETE'));
+    .all(methodNotAllowed(update ? 'GET, PUT, DELETE' : 'GET, DELETE'));
 
   return r;
 }
