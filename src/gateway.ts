@@ -18,6 +18,8 @@ import { PrometheusTelemetry } from './metrics/prometheus.js';
 import { createStores, type Stores } from './state/stores.js';
 import type { Catalog } from './state/catalog.js';
 import { MemoryVersionedStore } from './state/memory/versioned-store.js';
+import { MemoryVirtualKeyStore } from './state/memory/virtual-key-store.js';
+import { MASTER_KEY_ENV, MasterKey } from './security/master-key.js';
 import type { HotRoute } from './http/router.js';
 import { embedLocal } from './cache/local-embedder.js';
 import { providerEmbedder } from './pipeline/provider-embedder.js';
@@ -44,6 +46,11 @@ export interface GatewayInit {
   routes?: readonly HotRoute[];
   /** Validates a stored guardrail's checks (the check library's validator); default: no check is known. */
   validateChecks?: ValidateChecks;
+  /**
+   * The master key's text (`SLUICE_MASTER_KEY`: 32 bytes, hex or base64) that seals virtual keys'
+   * secrets at rest; without one, the API refuses to store secrets. A malformed one stops the start.
+   */
+  masterKey?: string;
 }
 
 export interface Gateway {
@@ -96,6 +103,7 @@ export function createGateway(init: GatewayInit): Gateway {
     apiKeys.push({ key: generatedKey, record: { name: 'generated', scopes: ['admin'] } });
   }
 
+  const masterKey = init.masterKey ? MasterKey.parse(init.masterKey) : undefined;
   const registry = new ProviderRegistry(defaultProviders(), {
     ...bootstrap?.provider_base_urls,
     ...options['provider-base-urls'],
@@ -115,23 +123,12 @@ export function createGateway(init: GatewayInit): Gateway {
   const egressFetch = createEgressFetch(dispatchers, hostGuard, trustedEgress);
 
   const saved = init.savedConfigs ?? loadPipelines(options.pipelines, options.pipelines !== 'pipelines');
-  const virtualKeys = new MemoryVersionedStore(Object.entries(bootstrap?.virtual_keys ?? {}));
-  let storedGuardrail: GuardrailLookup = () => undefined;
-  const planDeps: PlanDeps = {
-    virtualKeys,
-    registry,
-    hostGuard,
-    // Stored guardrails, once the stores exist (saved configs are checked before: none is stored
-    // yet). Unscoped for now: scoping a config's guardrail names to the requesting key needs the
-    // resolver to pass the key's scope.
-    guardrails: (idOrSlug, versionId) => storedGuardrail(idOrSlug, versionId),
-    guardrailsVersion: () => guardrailsVersion(),
-  };
-  let guardrailsVersion = (): number => 0;
+  const declaredVirtualKeys = bootstrap?.virtual_keys ?? {};
+  // Saved configs are checked at start against the bootstrap file's virtual keys (keys made through
+  // the API are in the store, loaded by listen()) and with no stored guardrail loaded yet: a config
+  // may name any; a request using one that does not exist gets 404 or 400 then.
+  const bootDeps: PlanDeps = { virtualKeys: new MemoryVirtualKeyStore(declaredVirtualKeys), registry, hostGuard, guardrails: () => ({ checks: [] }) };
   const needKeys: string[] = [];
-  // Stored guardrails are not loaded yet (the stores start with listen()): at start a saved config
-  // may name any; a request using one that does not exist gets 400 then.
-  const bootDeps: PlanDeps = { ...planDeps, guardrails: (idOrSlug, versionId) => storedGuardrail(idOrSlug, versionId) ?? { checks: [] } };
   for (const [id, cfg] of saved) {
     try {
       buildPlan(cfg, bootDeps);
@@ -143,7 +140,7 @@ export function createGateway(init: GatewayInit): Gateway {
     }
   }
   if (needKeys.length > 0) {
-    logger.warn({ msg: 'saved configs name virtual keys this deployment has not declared; requests using them get 404 until the bootstrap file declares them', configs: needKeys });
+    logger.warn({ msg: 'saved configs name virtual keys the bootstrap file does not declare; requests using them get 404 unless such a key is made through /v1/virtual-keys', configs: needKeys });
   }
 
   const telemetry = new PrometheusTelemetry();
@@ -152,6 +149,8 @@ export function createGateway(init: GatewayInit): Gateway {
     cacheMaxBytes: options['cache-max-bytes'],
     requestLogSize: options['request-log-size'],
     declaredKeys: apiKeys,
+    declaredVirtualKeys,
+    masterKey,
     observer: {
       operation: (store, op, seconds, ok) => telemetry.storeOperation(store, op, seconds, ok),
       availability: (store, up) => logger[up ? 'info' : 'warn']({ msg: up ? 'store available' : 'store unavailable; serving degraded', store }),
@@ -163,9 +162,16 @@ export function createGateway(init: GatewayInit): Gateway {
     },
     onRemoteTransition: (id, t) => logger.info({ msg: 'circuit changed on another instance', circuit: id, from: t.from, to: t.to }),
   });
-  const catalog: Catalog = { apiKeys: stores.apiKeys, virtualKeys, savedConfigs: new MemoryVersionedStore(saved) };
-  storedGuardrail = guardrailLookup(stores.guardrails);
-  guardrailsVersion = () => stores.guardrails.generation();
+  const catalog: Catalog = { apiKeys: stores.apiKeys, virtualKeys: stores.virtualKeys, savedConfigs: new MemoryVersionedStore(saved) };
+  const planDeps: PlanDeps = {
+    virtualKeys: catalog.virtualKeys,
+    registry,
+    hostGuard,
+    // Unscoped for now: scoping a config's guardrail names to the requesting key needs the resolver
+    // to pass the key's scope.
+    guardrails: guardrailLookup(stores.guardrails),
+    guardrailsVersion: () => stores.guardrails.generation(),
+  };
   // What guardrail and hook checks use: the host-guarded HTTP client (webhook, log, JWKS, URL
   // lookups), the JWKS cache and the clock.
   const checkDeps = createCheckDeps(hostGuard, { allowUrlLookups: options['check-url-lookups'] });
@@ -269,6 +275,16 @@ export function createGateway(init: GatewayInit): Gateway {
       } catch (e) {
         if (!options['redis-optional']) throw new Error(`${(e as Error).message}. Start Redis, or set GATEWAY_REDIS_OPTIONAL=true to serve degraded.`);
         logger.warn({ msg: 'Redis is not reachable at start; serving degraded (local state) until it is', error: (e as Error).message });
+      }
+      const unreadable = stores.unreadableVirtualKeys();
+      if (unreadable.size > 0) {
+        const [id, why] = unreadable.entries().next().value!;
+        throw new Error(
+          `Redis holds ${unreadable.size} virtual key(s) whose secrets this gateway cannot open (${id}: ${why}). Set ${MASTER_KEY_ENV} to the master key that sealed them.`,
+        );
+      }
+      if (stores.kind === 'memory') {
+        logger.info({ msg: 'state is in memory: keys and virtual keys made through the API, guardrails, policies and request logs live as long as this process (--redis keeps them)' });
       }
       await declarePolicies();
       return new Promise<AddressInfo>((resolve, reject) => {

@@ -12,6 +12,7 @@ import { buildPlan } from './plan/build-plan.js';
 import { defaultProviders, ProviderRegistry } from './providers/registry.js';
 import { HostGuard } from './security/host-guard.js';
 import { createGateway } from './gateway.js';
+import { MASTER_KEY_ENV } from './security/master-key.js';
 import { isPrimary, runPrimary } from './cluster.js';
 import { MemoryVersionedStore } from './state/memory/versioned-store.js';
 
@@ -68,7 +69,7 @@ async function serve(argv: string[]): Promise<void> {
     }
     limitHeapGrowth(options['heap-growth']);
     drainDelayMs = options['drain-delay'];
-    gateway = createGateway({ options, bootstrap });
+    gateway = createGateway({ options, bootstrap, masterKey: process.env[MASTER_KEY_ENV] || undefined });
   } catch (e) {
     if (e instanceof BootstrapError || e instanceof PipelineError) fail(e.message);
     fail((e as Error).message);

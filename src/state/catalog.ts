@@ -1,5 +1,6 @@
 import type { ApiKeyStore } from './api-key-store.js';
-import type { SavedConfigStore, VirtualKeyStore } from './versioned-store.js';
+import type { SavedConfigStore } from './versioned-store.js';
+import type { VirtualKeyStore } from './virtual-key-store.js';
 
 /**
  * What the operator declares and the management routes will edit while the gateway runs: gateway

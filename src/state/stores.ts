@@ -20,6 +20,11 @@ import type { ApiKeyStore } from './api-key-store.js';
 import { MemoryApiKeyStore } from './memory/api-key-store.js';
 import { RedisApiKeyStore } from './redis/api-key-store.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
+import type { VirtualKey } from '../config/bootstrap.js';
+import type { MasterKey } from '../security/master-key.js';
+import type { VirtualKeyStore } from './virtual-key-store.js';
+import { MemoryVirtualKeyStore } from './memory/virtual-key-store.js';
+import { RedisVirtualKeyStore } from './redis/virtual-key-store.js';
 import { MemoryRequestLogStore } from './memory/request-log-store.js';
 import { RedisRequestLogStore } from './redis/request-log-store.js';
 
@@ -37,6 +42,10 @@ export interface Stores {
   requestLogs: RequestLogStore;
   /** Gateway keys: the declared ones (this process's), and those made through /v1/api-keys (shared with Redis). */
   apiKeys: ApiKeyStore;
+  /** Virtual keys: the bootstrap file's (this process's), and those made through /v1/virtual-keys (shared with Redis, secrets sealed). */
+  virtualKeys: VirtualKeyStore;
+  /** Made virtual keys in the shared store that this instance cannot open (no or another master key): id → why. */
+  unreadableVirtualKeys(): ReadonlyMap<string, string>;
   /** False while a shared backend is unreachable: caching is skipped (DISABLED), breakers run locally. */
   available(): boolean;
   /** Resolves when the stores can serve; with Redis, rejects (clearly) when it is not reachable in time. */
@@ -51,6 +60,10 @@ export interface StoreOptions {
   requestLogSize: number;
   /** The operator's gateway keys (options, bootstrap file, generated): kept in this process, never written to Redis. */
   declaredKeys: readonly { key: string; record: ApiKeyRecord }[];
+  /** The bootstrap file's virtual keys: kept in this process, never written to Redis. */
+  declaredVirtualKeys: Record<string, VirtualKey>;
+  /** Seals virtual keys' secrets in Redis (SLUICE_MASTER_KEY). */
+  masterKey: MasterKey | undefined;
   observer: StoreObserver;
   logger: StoreLogger;
   onRemoteTransition?: (id: string, t: Transition) => void;
@@ -67,6 +80,8 @@ export function createStores(o: StoreOptions): Stores {
       policies: new MemoryPolicyStore(),
       requestLogs: new MemoryRequestLogStore(o.requestLogSize),
       apiKeys: new MemoryApiKeyStore(o.declaredKeys),
+      virtualKeys: new MemoryVirtualKeyStore(o.declaredVirtualKeys),
+      unreadableVirtualKeys: () => new Map(),
       available: () => true,
       start: () => Promise.resolve(),
       close: () => Promise.resolve(),
@@ -77,6 +92,7 @@ export function createStores(o: StoreOptions): Stores {
   const breakers = new RedisBreakerStore(conn, o.onRemoteTransition ? { onRemoteTransition: o.onRemoteTransition } : {});
   const guardrails = new RedisGuardrailStore(conn);
   const apiKeys = new RedisApiKeyStore(conn, { declared: o.declaredKeys });
+  const virtualKeys = new RedisVirtualKeyStore(conn, { declared: o.declaredVirtualKeys, ...(o.masterKey ? { masterKey: o.masterKey } : {}) });
   return {
     kind: 'redis',
     cache: new RedisCacheStore(conn),
@@ -86,16 +102,19 @@ export function createStores(o: StoreOptions): Stores {
     policies: new RedisPolicyStore(conn),
     requestLogs: new RedisRequestLogStore(conn, { capacity: o.requestLogSize }),
     apiKeys,
+    virtualKeys,
+    unreadableVirtualKeys: () => virtualKeys.unreadable(),
     available: () => conn.available(),
     async start(timeoutMs) {
       await conn.waitUntilReady(timeoutMs);
-      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs), apiKeys.ready(timeoutMs)]);
+      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs), apiKeys.ready(timeoutMs), virtualKeys.ready(timeoutMs)]);
     },
     async close() {
       vectors.close();
       breakers.close();
       guardrails.close();
       apiKeys.close();
+      virtualKeys.close();
       await conn.close();
     },
   };

@@ -1,4 +1,3 @@
-import type { VirtualKey } from '../config/bootstrap.js';
 import type { Config } from '../config/schema.js';
 
 /** A stored value and the store version of the write that stored it. */
@@ -31,7 +30,5 @@ export interface VersionedStore<T> extends VersionedLookup<T> {
   delete(id: string): Promise<boolean>;
 }
 
-/** Virtual keys: a provider and its credentials, by id (`x-gateway-virtual-key`, `virtual_key`, `@id`). */
-export type VirtualKeyStore = VersionedStore<VirtualKey>;
 /** Saved configs, by the id `x-gateway-config` names. */
 export type SavedConfigStore = VersionedStore<Config>;

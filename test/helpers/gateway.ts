@@ -39,6 +39,8 @@ export interface StartOptions {
   routes?: readonly HotRoute[];
   /** Validates stored guardrails' checks (POST/PUT /v1/guardrails); default: the gateway's. */
   validateChecks?: ValidateChecks;
+  /** SLUICE_MASTER_KEY's text (seals virtual keys' secrets); default: none. */
+  masterKey?: string;
 }
 
 /** An in-process gateway on 127.0.0.1:0 with a captured logger. Trusts 127.0.0.1 unless told otherwise. */
@@ -65,6 +67,7 @@ export async function startGateway(opts: StartOptions = {}): Promise<TestGateway
     random: opts.random,
     routes: opts.routes,
     validateChecks: opts.validateChecks,
+    masterKey: opts.masterKey,
   });
   const addr = await gateway.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${addr.port}`;

@@ -45,7 +45,10 @@ beforeAll(async () => {
       provider_base_urls: {},
       virtual_keys: { 'vk-a': { provider: 'openai', custom_host: fake.baseUrl, api_key: 'sk-fake-provider-1' } },
     },
-    savedConfigs: new Map([['saved', parseConfig({ virtual_key: 'vk-a', override_params: { model: 'model-1' } })]]),
+    savedConfigs: new Map([
+      ['saved', parseConfig({ virtual_key: 'vk-a', override_params: { model: 'model-1' } })],
+      ['saved-made', parseConfig({ virtual_key: 'vk-made' })],
+    ]),
     routes,
   });
 });
@@ -79,11 +82,20 @@ async function send(method: string, path: string, headers: Record<string, string
 describe('catalog writes while serving', () => {
   it('a rotated virtual key is used by the next request, by header and through a saved config', async () => {
     const { virtualKeys } = gw.gateway.catalog;
+    const made = (api_key: string, version_id: string) => ({
+      id: 'vk-made',
+      key: { provider: 'openai', custom_host: fake.baseUrl, api_key },
+      made: { created_at: '2025-05-01T00:00:00.000Z', last_updated_at: new Date().toISOString(), version_id },
+    });
+    expect(await virtualKeys.create(made('sk-fake-provider-1', 'v1'))).toBe(true);
+    expect((await chat({ 'x-gateway-virtual-key': 'vk-made' })).auth).toBe('Bearer sk-fake-provider-1');
+    expect((await chat({ 'x-gateway-config': 'saved-made' })).auth).toBe('Bearer sk-fake-provider-1');
+    expect(await virtualKeys.replace(made('sk-fake-provider-2', 'v2'))).toBe(true);
+    expect((await chat({ 'x-gateway-virtual-key': 'vk-made' })).auth).toBe('Bearer sk-fake-provider-2');
+    expect((await chat({ 'x-gateway-config': 'saved-made' })).auth).toBe('Bearer sk-fake-provider-2');
+    // the bootstrap file's key is the operator's: the store does not replace it
+    expect(await virtualKeys.replace({ ...made('sk-x', 'v3'), id: 'vk-a' })).toBe(false);
     expect((await chat({ 'x-gateway-virtual-key': 'vk-a' })).auth).toBe('Bearer sk-fake-provider-1');
-    expect((await chat({ 'x-gateway-config': 'saved' })).auth).toBe('Bearer sk-fake-provider-1');
-    await virtualKeys.put('vk-a', { provider: 'openai', custom_host: fake.baseUrl, api_key: 'sk-fake-provider-2' });
-    expect((await chat({ 'x-gateway-virtual-key': 'vk-a' })).auth).toBe('Bearer sk-fake-provider-2');
-    expect((await chat({ 'x-gateway-config': 'saved' })).auth).toBe('Bearer sk-fake-provider-2');
   });
 
   it('an edited saved config is used by the next request', async () => {

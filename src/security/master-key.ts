@@ -1,0 +1,85 @@
+import { createCipheriv, createDecipheriv, hash, randomBytes } from 'node:crypto';
+
+/** The environment variable that holds the master key. */
+export const MASTER_KEY_ENV = 'SLUICE_MASTER_KEY';
+
+/** A secret sealed with AES-256-GCM: what is stored at rest instead of the secret. */
+export interface Sealed {
+  /** Always `A256GCM` (a future format gets another name). */
+  alg: 'A256GCM';
+  /** The id of the master key that sealed it (see `MasterKey.id`): a rotation knows which key opens it. */
+  kid: string;
+  /** The 12-byte nonce, random for every seal, base64. */
+  iv: string;
+  /** The 16-byte authentication tag, base64. */
+  tag: string;
+  /** The ciphertext, base64. */
+  ct: string;
+}
+
+export class MasterKeyError extends Error {
+  override name = 'MasterKeyError';
+}
+
+/**
+ * The key that encrypts secrets at rest (virtual keys' provider credentials in Redis): 32 bytes from
+ * `SLUICE_MASTER_KEY`, as 64 hex digits or 44 characters of base64 (`openssl rand -base64 32`).
+ * Each seal draws a fresh random 96-bit IV, so one key may seal up to 2^32 values (NIST SP 800-38D);
+ * the associated data (the record's id) binds a ciphertext to its record, so it cannot be moved to
+ * another one. `id` is a non-secret fingerprint (a hash of the key, never the key), kept with each
+ * sealed value.
+ */
+export class MasterKey {
+  readonly id: string;
+  readonly #key: Buffer;
+
+  private constructor(key: Buffer) {
+    this.#key = key;
+    this.id = hash('sha256', Buffer.concat([Buffer.from('sluice master key id\0'), key]), 'hex').slice(0, 16);
+  }
+
+  /** Parses the environment's text; throws a MasterKeyError naming the variable (never the value). */
+  static parse(text: string): MasterKey {
+    const t = text.trim();
+    let key: Buffer | undefined;
+    if (/^[0-9a-fA-F]{64}$/.test(t)) key = Buffer.from(t, 'hex');
+    else if (/^[A-Za-z0-9+/]{43}=?$/.test(t) || /^[A-Za-z0-9_-]{43}=?$/.test(t)) key = Buffer.from(t, t.includes('-') || t.includes('_') ? 'base64url' : 'base64');
+    if (key?.length !== 32) {
+      throw new MasterKeyError(`${MASTER_KEY_ENV} must be 32 bytes as 64 hex digits or 44 characters of base64 (e.g. \`openssl rand -base64 32\`)`);
+    }
+    return new MasterKey(key);
+  }
+
+  /** A new random key (tests, and the text an operator would put in the environment). */
+  static generate(): { key: MasterKey; text: string } {
+    const b = randomBytes(32);
+    return { key: new MasterKey(b), text: b.toString('base64') };
+  }
+
+  seal(plaintext: string, aad: string): Sealed {
+    const iv = randomBytes(12);
+    const c = createCipheriv('aes-256-gcm', this.#key, iv);
+    c.setAAD(Buffer.from(aad, 'utf8'));
+    const ct = Buffer.concat([c.update(plaintext, 'utf8'), c.final()]);
+    return { alg: 'A256GCM', kid: this.id, iv: iv.toString('base64'), tag: c.getAuthTag().toString('base64'), ct: ct.toString('base64') };
+  }
+
+  /** The plaintext; throws when the value was sealed by another key, for other associated data, or altered. */
+  open(s: Sealed, aad: string): string {
+    if (s.alg !== 'A256GCM') throw new MasterKeyError(`sealed with an unknown algorithm "${String(s.alg)}"`);
+    if (s.kid !== this.id) throw new MasterKeyError(`sealed with master key ${s.kid}; ${MASTER_KEY_ENV} is key ${this.id}`);
+    const d = createDecipheriv('aes-256-gcm', this.#key, Buffer.from(s.iv, 'base64'));
+    d.setAAD(Buffer.from(aad, 'utf8'));
+    d.setAuthTag(Buffer.from(s.tag, 'base64'));
+    try {
+      return Buffer.concat([d.update(Buffer.from(s.ct, 'base64')), d.final()]).toString('utf8');
+    } catch {
+      throw new MasterKeyError('the sealed value does not open (altered, or sealed for another record)');
+    }
+  }
+
+  /** Never the key. */
+  toJSON(): string {
+    return `MasterKey(${this.id})`;
+  }
+}

@@ -1,0 +1,268 @@
+import type { VirtualKey } from '../../config/bootstrap.js';
+import { SECRET_FIELDS } from '../../config/provider-fields.js';
+import { MasterKeyError, type MasterKey, type Sealed } from '../../security/master-key.js';
+import type { Versioned } from '../versioned-store.js';
+import { VirtualKeyIndex, type MadeMeta, type MadeVirtualKey, type VirtualKeyRecord, type VirtualKeyStore } from '../virtual-key-store.js';
+import { observed, type RedisConnection } from './connection.js';
+import { SyncTracker } from './sync-tracker.js';
+
+export const REDIS_VIRTUAL_KEY_STORE = 'redis-virtual-key';
+
+/** Where a prefix's made virtual keys live in Redis. Exported for tests that look behind the store's back. */
+export function virtualKeyKeys(prefix: string) {
+  return {
+    /** HASH id → the stored form (JSON): secrets sealed, see `StoredVirtualKey`. */
+    keys: `${prefix}vk:keys`,
+    /** Pub/sub channel: the id of every virtual key written or deleted. */
+    channel: `${prefix}vk:changed`,
+  };
+}
+
+/** A virtual key as Redis holds it: the secret fields sealed (AES-256-GCM) with the master key. */
+export interface StoredVirtualKey {
+  /** The stored form's version. */
+  v: 1;
+  provider: string;
+  /** The provider fields that are not secret (custom_host, vendor_*, deployment, regions, ...). */
+  fields: Record<string, unknown>;
+  /** The secret fields (`SECRET_FIELDS`: api_key, cloud_b_*, cloud_c_service_account_json) as JSON, sealed; absent when it has none. */
+  sealed?: Sealed;
+  workspace_id?: string;
+  organisation_id?: string;
+  made: MadeMeta;
+}
+
+/** What a sealed value is bound to: a ciphertext copied to another id does not open. */
+const aad = (id: string): string => `sluice virtual key ${id}`;
+
+/** Does the key hold a secret field (one the master key must seal)? */
+export function hasSecrets(key: VirtualKey): boolean {
+  for (const f of SECRET_FIELDS) if ((key as Record<string, unknown>)[f] !== undefined) return true;
+  return false;
+}
+
+/** The stored form: secrets sealed. Throws a MasterKeyError when there are secrets and no master key. */
+export function sealRecord(r: MadeVirtualKey, masterKey: MasterKey | undefined): StoredVirtualKey {
+  const { provider, ...rest } = r.key;
+  const fields: Record<string, unknown> = {};
+  const secrets: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rest)) {
+    if (v === undefined) continue;
+    (SECRET_FIELDS.has(k) ? secrets : fields)[k] = v;
+  }
+  const out: StoredVirtualKey = { v: 1, provider, fields, made: r.made };
+  if (Object.keys(secrets).length > 0) {
+    if (!masterKey) throw new MasterKeyError(`virtual key ${r.id} has secrets and there is no master key to seal them`);
+    out.sealed = masterKey.seal(JSON.stringify(secrets), aad(r.id));
+  }
+  if (r.workspace_id !== undefined) out.workspace_id = r.workspace_id;
+  if (r.organisation_id !== undefined) out.organisation_id = r.organisation_id;
+  return out;
+}
+
+/** The record from its stored form; throws (a MasterKeyError) when its secrets do not open here. */
+export function openRecord(id: string, json: string, masterKey: MasterKey | undefined): MadeVirtualKey {
+  const s = JSON.parse(json) as StoredVirtualKey;
+  if (s.v !== 1 || typeof s.provider !== 'string' || !s.made) throw new Error(`virtual key ${id}: not a stored virtual key`);
+  let secrets: Record<string, unknown> = {};
+  if (s.sealed) {
+    if (!masterKey) throw new MasterKeyError(`virtual key ${id} is sealed with master key ${s.sealed.kid}, and no master key is set`);
+    secrets = JSON.parse(masterKey.open(s.sealed, aad(id))) as Record<string, unknown>;
+  }
+  const r: MadeVirtualKey = { id, key: { provider: s.provider, ...s.fields, ...secrets } as VirtualKey, made: s.made };
+  if (s.workspace_id !== undefined) r.workspace_id = s.workspace_id;
+  if (s.organisation_id !== undefined) r.organisation_id = s.organisation_id;
+  return r;
+}
+
+// KEYS: keys hash. ARGV: id, stored JSON, channel. 0 when the id is taken.
+const CREATE_LUA = `
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('PUBLISH', ARGV[3], ARGV[1])
+return 1
+`;
+
+// KEYS: keys hash. ARGV: id, stored JSON, channel. 0 when the id is not stored.
+const REPLACE_LUA = `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[1])
+return 1
+`;
+
+// KEYS: keys hash. ARGV: id, channel. 0 when already gone.
+const DELETE_LUA = `
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('PUBLISH', ARGV[2], ARGV[1])
+return 1
+`;
+
+interface VirtualKeyCommands {
+  sluiceVkCreate(...args: string[]): Promise<number>;
+  sluiceVkReplace(...args: string[]): Promise<number>;
+  sluiceVkDelete(...args: string[]): Promise<number>;
+}
+
+export interface RedisVirtualKeyStoreOptions {
+  /** Key prefix (default `sluice:`). */
+  prefix?: string;
+  /** The bootstrap file's keys: in this process only, never written to Redis. */
+  declared?: Record<string, VirtualKey>;
+  /** Seals secrets on write and opens them on read; without it, keys with secrets cannot be stored or read. */
+  masterKey?: MasterKey;
+}
+
+/**
+ * Made virtual keys shared through Redis: one hash, id → stored form, with every secret field sealed
+ * by AES-256-GCM under the master key (a random IV per write, the master key's id in the record, the
+ * virtual key's id as associated data); Redis never holds a secret in clear. The plan builder's
+ * lookup answers from a local mirror (the `VirtualKeyIndex`, which also holds this instance's
+ * declared keys), opened once when loaded: loaded on every (re)connect, kept current by the
+ * `vk:changed` channel. A stored key this instance cannot open (no master key, or another one) is
+ * left out of the mirror and listed by `unreadable()` (the gateway refuses to start with any).
+ */
+export class RedisVirtualKeyStore implements VirtualKeyStore {
+  readonly prefix: string;
+  private readonly keys: ReturnType<typeof virtualKeyKeys>;
+  private readonly index: VirtualKeyIndex;
+  private readonly masterKey: MasterKey | undefined;
+  private readonly sync: SyncTracker;
+  private readonly stopListening: () => void;
+  private readonly refreshListeners = new Set<(id: string) => void>();
+  private readonly unopened = new Map<string, string>();
+  private touchedDuringLoad: Set<string> | undefined;
+
+  constructor(
+    private readonly conn: RedisConnection,
+    opts: RedisVirtualKeyStoreOptions = {},
+  ) {
+    this.prefix = opts.prefix ?? 'sluice:';
+    this.keys = virtualKeyKeys(this.prefix);
+    this.index = new VirtualKeyIndex(opts.declared);
+    this.masterKey = opts.masterKey;
+    conn.client.defineCommand('sluiceVkCreate', { numberOfKeys: 1, lua: CREATE_LUA });
+    conn.client.defineCommand('sluiceVkReplace', { numberOfKeys: 1, lua: REPLACE_LUA });
+    conn.client.defineCommand('sluiceVkDelete', { numberOfKeys: 1, lua: DELETE_LUA });
+    this.sync = new SyncTracker('RedisVirtualKeyStore', conn, () => observed(conn, REDIS_VIRTUAL_KEY_STORE, 'load', () => this.load()));
+    this.stopListening = conn.listen(
+      this.keys.channel,
+      (id) => void this.refresh(id).catch(() => {}),
+      () => void this.sync.run(),
+    );
+  }
+
+  get version(): number {
+    return this.index.version;
+  }
+
+  /** Resolves once a first load from Redis has completed, or rejects after `timeoutMs`. */
+  ready(timeoutMs = 5000): Promise<void> {
+    return this.sync.ready(timeoutMs);
+  }
+
+  /** Called after an id named on the channel (by any instance) has been re-read into the mirror. */
+  onRefreshed(cb: (id: string) => void): () => void {
+    this.refreshListeners.add(cb);
+    return () => this.refreshListeners.delete(cb);
+  }
+
+  /** Stored keys this instance could not open, id → why (never a secret). */
+  unreadable(): ReadonlyMap<string, string> {
+    return this.unopened;
+  }
+
+  get(id: string): Versioned<VirtualKey> | undefined {
+    return this.index.get(id);
+  }
+
+  record(id: string): VirtualKeyRecord | undefined {
+    return this.index.record(id);
+  }
+
+  list(): MadeVirtualKey[] {
+    return this.index.list();
+  }
+
+  async create(record: MadeVirtualKey): Promise<boolean> {
+    if (this.index.has(record.id)) return false;
+    const json = JSON.stringify(sealRecord(record, this.masterKey));
+    const done = await observed(this.conn, REDIS_VIRTUAL_KEY_STORE, 'create', () => this.commands().sluiceVkCreate(this.keys.keys, record.id, json, this.keys.channel));
+    this.touchedDuringLoad?.add(record.id);
+    return done === 1 && this.index.put(record);
+  }
+
+  async replace(record: MadeVirtualKey): Promise<boolean> {
+    if (!this.index.isMade(record.id)) return false;
+    const json = JSON.stringify(sealRecord(record, this.masterKey));
+    const done = await observed(this.conn, REDIS_VIRTUAL_KEY_STORE, 'replace', () => this.commands().sluiceVkReplace(this.keys.keys, record.id, json, this.keys.channel));
+    this.touchedDuringLoad?.add(record.id);
+    if (done !== 1) {
+      this.index.remove(record.id); // deleted by another instance meanwhile
+      return false;
+    }
+    return this.index.put(record);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    if (!this.index.isMade(id)) return false;
+    const done = await observed(this.conn, REDIS_VIRTUAL_KEY_STORE, 'delete', () => this.commands().sluiceVkDelete(this.keys.keys, id, this.keys.channel));
+    this.touchedDuringLoad?.add(id);
+    this.index.remove(id);
+    return done === 1;
+  }
+
+  /** Stop listening (the connection is the caller's to close). */
+  close(): void {
+    this.stopListening();
+    this.sync.close();
+    this.refreshListeners.clear();
+  }
+
+  private commands(): VirtualKeyCommands {
+    return this.conn.client as unknown as VirtualKeyCommands;
+  }
+
+  /** The record, or undefined (noted in `unreadable`, reported once per load or message) when it does not open here. */
+  private open(id: string, json: string): MadeVirtualKey | undefined {
+    try {
+      const r = openRecord(id, json, this.masterKey);
+      this.unopened.delete(id);
+      return r;
+    } catch (e) {
+      const why = e instanceof MasterKeyError ? e.message : `not readable: ${(e as Error).message}`;
+      this.unopened.set(id, why);
+      this.conn.reportError(`${REDIS_VIRTUAL_KEY_STORE} open`, new Error(why));
+      return undefined;
+    }
+  }
+
+  /** Read every made key and replace the mirror's; then re-read those written meanwhile. */
+  private async load(): Promise<void> {
+    const touched = new Set<string>();
+    this.touchedDuringLoad = touched;
+    try {
+      const all = await this.conn.client.hgetall(this.keys.keys);
+      this.unopened.clear();
+      const records: MadeVirtualKey[] = [];
+      for (const [id, json] of Object.entries(all)) {
+        const r = this.open(id, json);
+        if (r) records.push(r);
+      }
+      this.index.replaceMade(records);
+    } finally {
+      this.touchedDuringLoad = undefined;
+    }
+    for (const id of touched) await this.refresh(id);
+  }
+
+  /** Re-read one id into the mirror (gone in Redis, or not readable here: gone here). */
+  private async refresh(id: string): Promise<void> {
+    this.touchedDuringLoad?.add(id);
+    const json = await observed(this.conn, REDIS_VIRTUAL_KEY_STORE, 'refresh', () => this.conn.client.hget(this.keys.keys, id));
+    const r = json === null ? undefined : this.open(id, json);
+    if (json === null) this.unopened.delete(id);
+    if (r) this.index.put(r);
+    else this.index.remove(id);
+    for (const cb of [...this.refreshListeners]) cb(id);
+  }
+}

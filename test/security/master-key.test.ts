@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { MasterKey } from '../../src/security/master-key.js';
+
+describe('MasterKey', () => {
+  const bytes = randomBytes(32);
+
+  it('parses 32 bytes as hex or base64 (standard or URL-safe); the same bytes give the same id', () => {
+    const ids = [bytes.toString('hex'), bytes.toString('base64'), bytes.toString('base64url'), ` ${bytes.toString('hex').toUpperCase()}\n`].map((t) => MasterKey.parse(t).id);
+    expect(new Set(ids).size).toBe(1);
+    expect(ids[0]).toMatch(/^[0-9a-f]{16}$/);
+    expect(MasterKey.parse(randomBytes(32).toString('hex')).id).not.toBe(ids[0]);
+  });
+
+  it.each([
+    ['too short', randomBytes(16).toString('hex')],
+    ['too long', randomBytes(33).toString('base64')],
+    ['a passphrase', 'correct horse battery staple'],
+    ['empty', ''],
+  ])('refuses %s, naming the variable and never the value', (_l, text) => {
+    let message = '';
+    try {
+      MasterKey.parse(text);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/SLUICE_MASTER_KEY must be 32 bytes/);
+    if (text) expect(message).not.toContain(text);
+  });
+
+  it('seals with a fresh IV each time and opens what it sealed, for the same associated data only', () => {
+    const k = MasterKey.parse(bytes.toString('hex'));
+    const a = k.seal('{"api_key":"sk-secret"}', 'vk-1');
+    const b = k.seal('{"api_key":"sk-secret"}', 'vk-1');
+    expect(a.iv).not.toBe(b.iv);
+    expect(a.ct).not.toBe(b.ct);
+    expect(a.kid).toBe(k.id);
+    expect(k.open(a, 'vk-1')).toBe('{"api_key":"sk-secret"}');
+    expect(() => k.open(a, 'vk-2')).toThrow(/does not open/);
+    const ct = Buffer.from(a.ct, 'base64');
+    ct[0] = ct[0]! ^ 1;
+    expect(() => k.open({ ...a, ct: ct.toString('base64') }, 'vk-1')).toThrow(/does not open/);
+    expect(() => MasterKey.generate().key.open(a, 'vk-1')).toThrow(/sealed with master key/);
+  });
+
+  it('never shows the key: JSON and inspect give its id only', () => {
+    const k = MasterKey.parse(bytes.toString('base64'));
+    for (const text of [JSON.stringify({ k }), inspect(k, { depth: 5, showHidden: true })]) {
+      expect(text).not.toContain(bytes.toString('base64'));
+      expect(text).not.toContain(bytes.toString('hex'));
+    }
+    expect(JSON.stringify(k)).toBe(`"MasterKey(${k.id})"`);
+  });
+});
