@@ -28,6 +28,7 @@ import { createEgressFetch } from './upstream/egress.js';
 import { checksValidator, guardrailLookup, GuardrailsService, type ValidateChecks } from './management/guardrails.js';
 import { PoliciesService } from './management/policies.js';
 import { ApiKeysService } from './management/api-keys.js';
+import { virtualKeyChecker, VirtualKeysService } from './management/virtual-keys.js';
 import { createCheckDeps } from './checks/deps.js';
 import { resolveCheck } from './checks/registry.js';
 import type { HookStageDeps } from './operators/request-hooks.js';
@@ -165,6 +166,11 @@ export function createGateway(init: GatewayInit): Gateway {
   const catalog: Catalog = { apiKeys: stores.apiKeys, virtualKeys: stores.virtualKeys, savedConfigs: new MemoryVersionedStore(saved) };
   const planDeps: PlanDeps = {
     virtualKeys: catalog.virtualKeys,
+    // A key made in a workspace (or an organisation) serves only that workspace's requests.
+    virtualKeyScope: (id) => {
+      const r = catalog.virtualKeys.record(id);
+      return r?.workspace_id !== undefined || r?.organisation_id !== undefined ? r : undefined;
+    },
     registry,
     hostGuard,
     // Unscoped for now: scoping a config's guardrail names to the requesting key needs the resolver
@@ -227,6 +233,7 @@ export function createGateway(init: GatewayInit): Gateway {
     guardrails: new GuardrailsService(stores.guardrails, init.validateChecks ?? checksValidator(resolveCheck)),
     policies,
     adminKeys: new ApiKeysService(stores.apiKeys),
+    virtualKeys: new VirtualKeysService(stores.virtualKeys, virtualKeyChecker(registry, hostGuard), masterKey !== undefined),
     requestLogs: stores.requestLogs,
     logger,
     bodyLimitBytes: options['body-limit'],
@@ -279,6 +286,7 @@ export function createGateway(init: GatewayInit): Gateway {
       const unreadable = stores.unreadableVirtualKeys();
       if (unreadable.size > 0) {
         const [id, why] = unreadable.entries().next().value!;
+        await stores.close();
         throw new Error(
           `Redis holds ${unreadable.size} virtual key(s) whose secrets this gateway cannot open (${id}: ${why}). Set ${MASTER_KEY_ENV} to the master key that sealed them.`,
         );

@@ -47,6 +47,7 @@ export const ERROR_CATALOG = {
   api_key_not_found: { status: 404, type: 'invalid_request_error', message: 'No gateway key made through the API has this id (in the scope of this gateway key).' },
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'Unknown route.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'The route does not serve this method; Allow lists those it does.' },
+  virtual_key_exists: { status: 409, type: 'invalid_request_error', message: 'A virtual key with this id already exists.' },
   request_timeout: { status: 408, type: 'timeout_error', message: 'The request timed out.' },
   hooks_failed: {
     status: 446,
@@ -65,6 +66,11 @@ export const ERROR_CATALOG = {
   stream_interrupted: { status: 502, type: 'upstream_error', message: 'The provider stream ended before it was complete.' },
   circuit_open: { status: 503, type: 'server_error', message: 'Every eligible target has an open circuit.' },
   store_unavailable: { status: 503, type: 'server_error', message: 'The shared store is not reachable; the change was not confirmed. Read it back, then retry.' },
+  master_key_missing: {
+    status: 503,
+    type: 'server_error',
+    message: 'This gateway has no master key (SLUICE_MASTER_KEY), so it does not store secrets.',
+  },
   shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down; retry the request.' },
   upstream_timeout: { status: 504, type: 'timeout_error', message: 'The provider did not answer in time.' },
   internal_error: { status: 500, type: 'server_error', message: 'Internal gateway error.' },

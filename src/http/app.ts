@@ -15,6 +15,7 @@ import { guardrailRoutes } from './routes/guardrails.js';
 import { policyRoutes } from './routes/policies.js';
 import { logRoutes } from './routes/logs.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
+import { virtualKeyRoutes } from './routes/virtual-keys.js';
 import { LogsService } from '../management/logs.js';
 import { PlanRunner } from '../pipeline/run-plan.js';
 import { Router, type HotRoute, type Params } from './router.js';
@@ -84,6 +85,7 @@ function createFrameworkApp(deps: AppDeps): express.Express {
   app.use(policyRoutes(deps.policies, deps.bodyLimitBytes));
   app.use(logRoutes(new LogsService(deps.requestLogs)));
   app.use(apiKeyRoutes(deps.adminKeys, deps.bodyLimitBytes));
+  app.use(virtualKeyRoutes(deps.virtualKeys, deps.bodyLimitBytes));
   app.use((req, res) => {
     sendError(exchangeOf(res), new GatewayError('route_not_found', `Unknown route: ${req.method} ${req.path}`));
   });

@@ -8,6 +8,7 @@ import type { ApiKeyStore } from '../state/api-key-store.js';
 import type { GuardrailsService } from '../management/guardrails.js';
 import type { PoliciesService } from '../management/policies.js';
 import type { ApiKeysService } from '../management/api-keys.js';
+import type { VirtualKeysService } from '../management/virtual-keys.js';
 import type { RequestLogStore } from '../state/request-log-store.js';
 import type { Exchange } from './exchange.js';
 
@@ -22,6 +23,8 @@ export interface AppDeps {
   policies: PoliciesService;
   /** The admin API for gateway keys (/v1/api-keys). */
   adminKeys: ApiKeysService;
+  /** The virtual keys API (/v1/virtual-keys). */
+  virtualKeys: VirtualKeysService;
   /** Where each proxied request's record is appended (and GET /v1/logs reads). */
   requestLogs: RequestLogStore;
   logger: Logger;

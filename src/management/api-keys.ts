@@ -5,7 +5,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { API_KEY_SCOPES, generateApiKey, keyHint, type ApiKeyRecord } from '../security/api-keys.js';
 import type { ApiKeyStore, MadeKeyRecord } from '../state/api-key-store.js';
 import { visibleTo } from '../state/guardrail-store.js';
-import { adminScope, NoQuery, ownerScope, page, ScopeId, storeWrite, withinScope, type Page } from './common.js';
+import { adminScope, NoQuery, ownerScope, ScopeId, scopedPage, storeWrite, withinScope, type Page } from './common.js';
 import { ListQuerySchema } from './guardrails.js';
 
 /** The body of POST /v1/api-keys. */
@@ -77,10 +77,7 @@ export class ApiKeysService {
     const scope = adminScope(key);
     const q = parseOrThrow(ListQuerySchema, query, 'invalid_query_parameter', 'query');
     withinScope(q, scope);
-    const matching = this.store
-      .list()
-      .filter((r) => visibleTo(r, scope) && (q.workspace_id === undefined || r.workspace_id === q.workspace_id) && (q.organisation_id === undefined || r.organisation_id === q.organisation_id));
-    return page(matching.map(view), q);
+    return scopedPage(this.store.list(), scope, q, view);
   }
 
   async get(id: string, query: unknown, key: ApiKeyRecord | undefined): Promise<ApiKeyView> {

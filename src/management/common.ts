@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { isAdmin, type ApiKeyRecord } from '../security/api-keys.js';
+import { visibleTo } from '../state/guardrail-store.js';
 
 /** A 400 naming one field of the body (`invalid_request_body`) or one query parameter (`invalid_query_parameter`). */
 export function fieldError(code: 'invalid_request_body' | 'invalid_query_parameter', field: string, message: string): GatewayError {
@@ -26,6 +27,22 @@ export interface Page<T> {
 export function page<T>(items: readonly T[], q: { page_size: number; current_page: number }): Page<T> {
   const start = q.current_page * q.page_size;
   return { object: 'list', data: items.slice(start, start + q.page_size), total: items.length };
+}
+
+/**
+ * A list answer over records that carry their scope: those `scope` may see, narrowed by the query's
+ * `workspace_id` / `organisation_id` (already checked with `withinScope`), paged, each shown by `view`.
+ */
+export function scopedPage<R extends Scope, V>(
+  records: readonly R[],
+  scope: Scope,
+  q: Scope & { page_size: number; current_page: number },
+  view: (r: R) => V,
+): Page<V> {
+  const matching = records.filter(
+    (r) => visibleTo(r, scope) && (q.workspace_id === undefined || r.workspace_id === q.workspace_id) && (q.organisation_id === undefined || r.organisation_id === q.organisation_id),
+  );
+  return page(matching.map(view), q);
 }
 
 /** A write the store could not make (Redis unreachable) is a 503 the client may retry, not a 500. */

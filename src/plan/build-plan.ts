@@ -14,9 +14,21 @@ import { STAGE_SETTINGS, type NodeSettings, type PlanNode, type StageSetting, ty
 
 export type { GuardrailLookup };
 
+/** Where a virtual key and a requesting gateway key live: a workspace and/or an organisation. */
+export interface KeyScope {
+  workspace_id?: string | undefined;
+  organisation_id?: string | undefined;
+}
+
 export interface PlanDeps {
   /** The virtual-key store (read side); the resolver hands in a view that records what a plan read. */
   virtualKeys: VersionedLookup<VirtualKey>;
+  /**
+   * The scope of a stored virtual key (one made in a workspace through the API), or undefined for a
+   * key anyone may use (the bootstrap file's). The resolver lets a request use a scoped key only when
+   * its gateway key is of that workspace (or, for an organisation's key, that organisation).
+   */
+  virtualKeyScope?: (id: string) => KeyScope | undefined;
   registry: ProviderRegistry;
   hostGuard: HostGuard;
   /** Stored guardrails, for string entries of input_guardrails / output_guardrails. */

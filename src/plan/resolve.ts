@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import { buildPlan, type GuardrailLookup, type PlanDeps } from './build-plan.js';
+import { buildPlan, type GuardrailLookup, type KeyScope, type PlanDeps } from './build-plan.js';
 import type { PlanNode } from './types.js';
 import { bearerToken, CONFIG_HEADERS, configFromHeaders, headerValue, refuseHeaders, REQUEST_HEADERS, type Headers } from '../config/headers.js';
 import { parseConfig, satisfiesRequiredKeySet, type Config } from '../config/schema.js';
@@ -78,7 +78,23 @@ interface CachedPlan {
   seenConfigs: number;
   /** The plan names stored guardrails: it is current only while the guardrail store has not changed. */
   guardrailsSeen: number | undefined;
+  /**
+   * Set when the builder looked up a workspace's virtual key: the plan then depends on who asks (a
+   * key of another workspace does not see it), so it serves only requests of the caller it was built
+   * for (`callerOf`), and is rebuilt for another.
+   */
+  builtFor: string | undefined;
 }
+
+/** May a request whose gateway key has `caller`'s scope use a virtual key that lives in `owner`? */
+export function usableBy(owner: KeyScope, caller: KeyScope | undefined): boolean {
+  if (owner.workspace_id !== undefined) return caller?.workspace_id === owner.workspace_id;
+  if (owner.organisation_id !== undefined) return caller?.organisation_id === owner.organisation_id;
+  return true;
+}
+
+/** What of a caller a scoped plan depends on. */
+const callerOf = (c: KeyScope | undefined): string => `${c?.workspace_id ?? ''}\u0000${c?.organisation_id ?? ''}`;
 
 /**
  * Request headers → the plan to run. Sources, in order: `x-gateway-config` (inline JSON or a saved
@@ -103,12 +119,13 @@ export class ConfigResolver {
     return this.cache.size;
   }
 
-  resolve(headers: Headers): PlanNode {
+  /** `caller`: the scope of the request's gateway key (which workspace's virtual keys it may use). */
+  resolve(headers: Headers, caller?: KeyScope): PlanNode {
     refuseHeaders(headers);
     const key = planKey(headers);
     const hit = this.cache.get(key);
-    if (hit !== undefined && this.current(hit)) return hit.plan;
-    const entry = this.compile(headers);
+    if (hit !== undefined && this.current(hit) && (hit.builtFor === undefined || hit.builtFor === callerOf(caller))) return hit.plan;
+    const entry = this.compile(headers, caller);
     this.cache.set(key, entry);
     return entry.plan;
   }
@@ -129,7 +146,7 @@ export class ConfigResolver {
     return true;
   }
 
-  private compile(headers: Headers): CachedPlan {
+  private compile(headers: Headers, caller: KeyScope | undefined): CachedPlan {
     const seenKeys = this.deps.virtualKeys.version;
     const seenConfigs = this.saved.version;
     const raw = headerValue(headers, REQUEST_HEADERS.config);
@@ -189,10 +206,14 @@ export class ConfigResolver {
     } catch (e) {
       throw missingCredential(e, merged) ?? e;
     }
-    // The builder reads virtual keys through a view that notes each id and the version it found.
+    // The builder reads virtual keys through a view that notes each id and the version it found, and
+    // hides a workspace's key from a caller of another workspace (as if it did not exist: a 404, or
+    // `@id` taken as a provider name), marking the plan as built for this caller.
     const keyIds: string[] = [];
     const keyVersions: number[] = [];
+    let builtFor: string | undefined;
     const store = this.deps.virtualKeys;
+    const scopeOf = this.deps.virtualKeyScope;
     const recording: VersionedLookup<VirtualKey> = {
       get version() {
         return store.version;
@@ -201,7 +222,10 @@ export class ConfigResolver {
         const e = store.get(id);
         keyIds.push(id);
         keyVersions.push(e?.version ?? 0);
-        return e;
+        const owner = e && scopeOf?.(id);
+        if (!owner) return e;
+        builtFor = callerOf(caller);
+        return usableBy(owner, caller) ? e : undefined;
       },
     };
     // And stored guardrails through one that notes that the plan used any (their store's version then).
@@ -214,6 +238,6 @@ export class ConfigResolver {
         }
       : undefined;
     const plan = buildPlan(config, { ...this.deps, virtualKeys: recording, guardrails }, 'config', headerFields);
-    return { plan, configId, configVersion, keyIds, keyVersions, seenKeys, seenConfigs, guardrailsSeen };
+    return { plan, configId, configVersion, keyIds, keyVersions, seenKeys, seenConfigs, guardrailsSeen, builtFor };
   }
 }

@@ -9,6 +9,8 @@ import type { StrategyNode, TargetNode } from '../../src/plan/types.js';
 import { ProviderRegistry, defaultProviders } from '../../src/providers/registry.js';
 import { HostGuard } from '../../src/security/host-guard.js';
 import { MemoryVersionedStore } from '../../src/state/memory/versioned-store.js';
+import { MemoryVirtualKeyStore } from '../../src/state/memory/virtual-key-store.js';
+import { thrownBy } from '../helpers/throws.js';
 
 const deps: PlanDeps = {
   virtualKeys: new MemoryVersionedStore<VirtualKey>([['vk-main', { provider: 'openai', api_key: 'sk-fake-vk' }]]),
@@ -308,6 +310,59 @@ describe('ConfigResolver', () => {
       expect(b).not.toBe(a); // rebuilt (the same content, but it could have differed)
       expect(b).toEqual(a);
       expect(r.resolve({ 'x-gateway-virtual-key': 'vk-a' })).toBe(b);
+    });
+  });
+
+  describe('a workspace\'s virtual keys serve only that workspace', () => {
+    function scoped() {
+      const keys = new MemoryVirtualKeyStore({ 'vk-shared': { provider: 'openai', api_key: 'sk-fake-shared' } });
+      const made = (id: string, owner: { workspace_id?: string; organisation_id?: string }) => ({
+        id,
+        key: { provider: 'openai', api_key: `sk-fake-${id}` },
+        ...owner,
+        made: { created_at: '2025-05-01T00:00:00.000Z', last_updated_at: '2025-05-01T00:00:00.000Z', version_id: id },
+      });
+      void keys.create(made('vk-ws-a', { workspace_id: 'ws-a' }));
+      void keys.create(made('openai', { workspace_id: 'ws-a' }));
+      void keys.create(made('vk-org', { organisation_id: 'org-1' }));
+      const scopeOf = (id: string) => {
+        const r = keys.record(id);
+        return r?.workspace_id !== undefined || r?.organisation_id !== undefined ? r : undefined;
+      };
+      return new ConfigResolver({ ...deps, virtualKeys: keys, virtualKeyScope: scopeOf }, new MemoryVersionedStore<Config>());
+    }
+    const A = { workspace_id: 'ws-a', organisation_id: 'org-1' };
+    const B = { workspace_id: 'ws-b', organisation_id: 'org-1' };
+
+    it('its own workspace uses it; another gets 404, even right after a cached plan for the first', () => {
+      const r = scoped();
+      const h = { 'x-gateway-virtual-key': 'vk-ws-a' };
+      expect(target(r.resolve(h, A)).target.api_key).toBe('sk-fake-vk-ws-a');
+      expect(target(r.resolve(h, A)).target.api_key).toBe('sk-fake-vk-ws-a');
+      for (const caller of [B, undefined, { organisation_id: 'org-1' }]) {
+        const e = thrownBy(GatewayError, () => r.resolve(h, caller));
+        expect(e.code).toBe('virtual_key_not_found');
+      }
+      expect(target(r.resolve(h, A)).target.api_key).toBe('sk-fake-vk-ws-a');
+      // the same for a config naming it
+      expect(thrownBy(GatewayError, () => r.resolve({ 'x-gateway-config': '{"virtual_key":"vk-ws-a"}' }, B)).code).toBe('virtual_key_not_found');
+    });
+
+    it('an organisation\'s key serves its organisation; the bootstrap file\'s serves everyone', () => {
+      const r = scoped();
+      expect(target(r.resolve({ 'x-gateway-virtual-key': 'vk-org' }, B)).target.api_key).toBe('sk-fake-vk-org');
+      expect(thrownBy(GatewayError, () => r.resolve({ 'x-gateway-virtual-key': 'vk-org' }, { workspace_id: 'ws-x' })).code).toBe('virtual_key_not_found');
+      for (const caller of [A, B, undefined]) expect(target(r.resolve({ 'x-gateway-virtual-key': 'vk-shared' }, caller)).target.api_key).toBe('sk-fake-shared');
+    });
+
+    it('`@id` naming another workspace\'s key is taken as a provider name, as if the key did not exist', () => {
+      const r = scoped();
+      const h = { 'x-gateway-provider': '@openai' };
+      expect(target(r.resolve(h, A)).target.api_key).toBe('sk-fake-openai');
+      // for B there is no such key: `@openai` is the provider, with no stored credential
+      expect(target(r.resolve(h, B)).target).toEqual({ provider: 'openai' });
+      expect(target(r.resolve({ ...h, authorization: 'Bearer sk-fake-bearer' }, B)).target).toEqual({ provider: 'openai', api_key: 'sk-fake-bearer' });
+      expect(target(r.resolve(h, A)).target.api_key).toBe('sk-fake-openai');
     });
   });
 });

@@ -46,7 +46,7 @@ function bodyOf(ex: Exchange, limit: number): Observable<unknown> {
 export function proxyRoute(endpoint: Endpoint, pathname: string, deps: AppDeps, runner: PlanRunner): (ex: Exchange) => void {
   const edge: RequestEdge<Exchange> = {
     authenticate: (ex) => authenticate(ex, deps.apiKeys),
-    resolve: (ex) => deps.resolver.resolve(ex.req.headers),
+    resolve: (ex) => deps.resolver.resolve(ex.req.headers, ex.gatewayKey),
     readBody: endpoint === 'models' ? () => undefined : (ex) => bodyOf(ex, deps.bodyLimitBytes),
     context(ex, plan, raw) {
       const body = endpoint === 'models' ? undefined : (parseBody(endpoint, raw) as Record<string, unknown>);

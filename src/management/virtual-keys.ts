@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { VirtualKeySchema, type VirtualKey } from '../config/bootstrap.js';
+import { parseOrThrow } from '../config/issues.js';
+import { fieldsNotAccepted, SECRET_FIELDS } from '../config/provider-fields.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { ProviderRegistry } from '../providers/registry.js';
+import type { ApiKeyRecord } from '../security/api-keys.js';
+import type { HostGuard } from '../security/host-guard.js';
+import { visibleTo } from '../state/guardrail-store.js';
+import type { MadeVirtualKey, VirtualKeyStore } from '../state/virtual-key-store.js';
+import { fieldError, managementScope, NoQuery, ownerScope, ScopeId, scopedPage, storeWrite, withinScope, type Page, type Scope } from './common.js';
+import { ListQuerySchema } from './guardrails.js';
+
+/** A virtual key's id: what `x-gateway-virtual-key` and configs name (as in the bootstrap file). */
+const VirtualKeyId = z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, 'letters, digits, _ . - (1-128 characters)');
+
+/** The body of POST and PUT /v1/virtual-keys: the bootstrap file's entry, plus its id and scope. */
+export const VirtualKeyBodySchema = VirtualKeySchema.extend({
+  id: VirtualKeyId.optional(),
+  workspace_id: ScopeId.optional(),
+  organisation_id: ScopeId.optional(),
+});
+
+/**
+ * Checks that a virtual key can serve requests, as the plan builder would when a request names it:
+ * a known provider, only fields that provider uses, a custom_host the host guard allows. Throws a 400
+ * naming the body's field.
+ */
+export type CheckVirtualKey = (key: VirtualKey) => void;
+
+export function virtualKeyChecker(registry: ProviderRegistry, hostGuard: HostGuard): CheckVirtualKey {
+  return (key) => {
+    const provider = registry.get(key.provider, 'provider');
+    const fields = provider.descriptor.fields;
+    const unused = fieldsNotAccepted(fields, key as Record<string, unknown>);
+    if (unused.length > 0) {
+      throw fieldError('invalid_request_body', unused[0]!, `provider "${provider.descriptor.id}" does not use ${unused[0]}; it uses ${[...fields.names].join(', ')}`);
+    }
+    if (key.custom_host !== undefined) hostGuard.checkUrl(key.custom_host);
+    if (key.custom_host === undefined) registry.baseUrl(provider, { provider: provider.descriptor.id });
+  };
+}
+
+/** A virtual key as the API shows it: its non-secret fields, and which secret fields are set (never their values). */
+export type VirtualKeyView = {
+  id: string;
+  object: 'virtual_key';
+  provider: string;
+  secrets_set: string[];
+  workspace_id: string | null;
+  organisation_id: string | null;
+  created_at: string;
+  last_updated_at: string;
+  version_id: string;
+} & Record<string, unknown>;
+
+function view(r: MadeVirtualKey): VirtualKeyView {
+  const out: Record<string, unknown> = { id: r.id, object: 'virtual_key' };
+  const secrets: string[] = [];
+  for (const [k, v] of Object.entries(r.key)) {
+    if (v === undefined) continue;
+    if (SECRET_FIELDS.has(k)) secrets.push(k);
+    else out[k] = v;
+  }
+  return Object.assign(out, {
+    secrets_set: secrets.sort(),
+    workspace_id: r.workspace_id ?? null,
+    organisation_id: r.organisation_id ?? null,
+    ...r.made,
+  }) as VirtualKeyView;
+}
+
+function notFound(id: string): GatewayError {
+  return new GatewayError('virtual_key_not_found', `No virtual key made through this API has the id "${id}" (in the scope of this gateway key).`);
+}
+
+/**
+ * The virtual keys API (`/v1/virtual-keys`), over the virtual key store: create, list, get, rotate
+ * (PUT: the whole key again, a new version; plans built from the old one are rebuilt), delete.
+ * Scoped as every management resource (common.ts `managementScope`). Secret fields (those the
+ * provider field groups mark secret: `api_key`, `cloud_b_*` keys, `cloud_c_service_account_json`)
+ * are never answered (`secrets_set` names those that are set), never logged, and never stored
+ * without a master key: a key with secrets is refused with 503 `master_key_missing` when
+ * `SLUICE_MASTER_KEY` is not set (with Redis they are sealed with it at rest). The bootstrap file's
+ * keys are the operator's configuration: not listed or changed here.
+ */
+export class VirtualKeysService {
+  constructor(
+    private readonly store: VirtualKeyStore,
+    private readonly check: CheckVirtualKey,
+    /** True when a master key is set: secrets may be stored. */
+    private readonly canStoreSecrets: boolean,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async create(body: unknown, key: ApiKeyRecord | undefined): Promise<VirtualKeyView> {
+    const scope = managementScope(key);
+    const b = parseOrThrow(VirtualKeyBodySchema, body, 'invalid_request_body', 'request body');
+    const owner = ownerScope(b, scope);
+    const id = b.id ?? `vk-${randomUUID()}`;
+    const at = new Date(this.now()).toISOString();
+    const record = this.record(id, b, owner, { created_at: at, last_updated_at: at, version_id: randomUUID() });
+    if (!(await storeWrite(() => this.store.create(record)))) {
+      throw new GatewayError('virtual_key_exists', `A virtual key with the id "${id}" already exists; choose another id, or rotate that one with PUT.`, { param: 'id' });
+    }
+    return view(record);
+  }
+
+  async list(query: unknown, key: ApiKeyRecord | undefined): Promise<Page<VirtualKeyView>> {
+    const scope = managementScope(key);
+    const q = parseOrThrow(ListQuerySchema, query, 'invalid_query_parameter', 'query');
+    withinScope(q, scope);
+    return scopedPage(this.store.list(), scope, q, view);
+  }
+
+  async get(id: string, query: unknown, key: ApiKeyRecord | undefined): Promise<VirtualKeyView> {
+    const scope = managementScope(key);
+    parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
+    return view(this.visible(id, scope));
+  }
+
+  /** PUT (rotate): the whole key again, secrets included; a new `version_id`. The scope cannot move. */
+  async update(id: string, body: unknown, query: unknown, key: ApiKeyRecord | undefined): Promise<VirtualKeyView> {
+    const scope = managementScope(key);
+    parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
+    const b = parseOrThrow(VirtualKeyBodySchema, body, 'invalid_request_body', 'request body');
+    withinScope(b, scope);
+    const current = this.visible(id, scope);
+    if (b.id !== undefined && b.id !== id) throw fieldError('invalid_request_body', 'id', `the path names "${id}"; omit id or give that one`);
+    for (const f of ['workspace_id', 'organisation_id'] as const) {
+      if (b[f] !== undefined && b[f] !== current[f]) throw fieldError('invalid_request_body', f, 'a virtual key cannot move to another scope; omit it or give its current value');
+    }
+    const owner: Scope = { workspace_id: current.workspace_id, organisation_id: current.organisation_id };
+    const record = this.record(id, b, owner, { created_at: current.made.created_at, last_updated_at: new Date(this.now()).toISOString(), version_id: randomUUID() });
+    if (!(await storeWrite(() => this.store.replace(record)))) throw notFound(id);
+    return view(record);
+  }
+
+  async delete(id: string, query: unknown, key: ApiKeyRecord | undefined): Promise<{ id: string; object: 'virtual_key'; deleted: true }> {
+    const scope = managementScope(key);
+    parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
+    this.visible(id, scope);
+    if (!(await storeWrite(() => this.store.delete(id)))) throw notFound(id);
+    return { id, object: 'virtual_key', deleted: true };
+  }
+
+  /** A made key the scope may see, or the 404 an unknown one gets. */
+  private visible(id: string, scope: Scope): MadeVirtualKey {
+    const r = this.store.record(id);
+    if (!r?.made || !visibleTo(r, scope)) throw notFound(id);
+    return r as MadeVirtualKey;
+  }
+
+  /** The record to store, once the key is checked and its secrets may be kept. */
+  private record(id: string, b: z.output<typeof VirtualKeyBodySchema>, owner: Scope, made: MadeVirtualKey['made']): MadeVirtualKey {
+    const { id: _id, workspace_id: _w, organisation_id: _o, ...rest } = b;
+    const key = rest as VirtualKey;
+    this.check(key);
+    const secrets = Object.keys(key).filter((k) => SECRET_FIELDS.has(k) && (key as Record<string, unknown>)[k] !== undefined);
+    if (secrets.length > 0 && !this.canStoreSecrets) {
+      throw new GatewayError(
+        'master_key_missing',
+        `This gateway has no master key (SLUICE_MASTER_KEY), so it does not store secrets: ${secrets.join(', ')} cannot be kept. Set the master key, or use the bootstrap file.`,
+        { param: secrets[0]! },
+      );
+    }
+    const r: MadeVirtualKey = { id, key, made };
+    if (owner.workspace_id !== undefined) r.workspace_id = owner.workspace_id;
+    if (owner.organisation_id !== undefined) r.organisation_id = owner.organisation_id;
+    return r;
+  }
+}
