@@ -95,7 +95,8 @@ describe('RedisVirtualKeyStore (127.0.0.1:6379)', () => {
     expect(b.get('vk-s')?.value.api_key).toBe('sk-first');
     const bVersion = b.get('vk-s')!.version;
 
-    arrived = nextEvent<string>((cb) => a.onRefreshed(cb), 3000, 'the rotation on a');
+    // (a's own create message may still arrive first: wait for the one that brings the rotation)
+    arrived = nextEvent<string>((cb) => a.onRefreshed((id) => a.get(id)?.value.api_key === 'sk-second' && cb(id)), 3000, 'the rotation on a');
     expect(await b.replace(madeVk('vk-s', { api_key: 'sk-second' }))).toBe(true);
     await arrived;
     expect(a.get('vk-s')?.value.api_key).toBe('sk-second');
@@ -111,7 +112,7 @@ describe('RedisVirtualKeyStore (127.0.0.1:6379)', () => {
     const none = await store(prefix, { masterKey: undefined });
     expect(none.unreadable().get('vk-s')).toMatch(/no master key is set/);
 
-    arrived = nextEvent<string>((cb) => a.onRefreshed(cb), 3000, 'the delete on a');
+    arrived = nextEvent<string>((cb) => a.onRefreshed((id) => id === 'vk-s' && a.get(id) === undefined && cb(id)), 3000, 'the delete on a');
     expect(await b.delete('vk-s')).toBe(true);
     await arrived;
     expect(a.get('vk-s')).toBeUndefined();

@@ -1,7 +1,7 @@
 import { keyDigest, type ApiKeyRecord } from '../../security/api-keys.js';
 import { KeyRing, type ApiKeyStore, type MadeKeyRecord } from '../api-key-store.js';
 import { observed, type RedisConnection } from './connection.js';
-import { SyncTracker } from './sync-tracker.js';
+import { HashMirror } from './hash-mirror.js';
 
 export const REDIS_API_KEY_STORE = 'redis-api-key';
 
@@ -61,11 +61,7 @@ export class RedisApiKeyStore implements ApiKeyStore {
   readonly prefix: string;
   private readonly keys: ReturnType<typeof apiKeyKeys>;
   private readonly ring: KeyRing;
-  private readonly sync: SyncTracker;
-  private readonly stopListening: () => void;
-  private readonly refreshListeners = new Set<(digestHex: string) => void>();
-  /** Digests written or announced while a full load runs: re-read after it (the load may predate them). */
-  private touchedDuringLoad: Set<string> | undefined;
+  private readonly mirror: HashMirror;
 
   constructor(
     private readonly conn: RedisConnection,
@@ -73,15 +69,24 @@ export class RedisApiKeyStore implements ApiKeyStore {
   ) {
     this.prefix = opts.prefix ?? 'sluice:';
     this.keys = apiKeyKeys(this.prefix);
-    this.ring = new KeyRing(opts.declared);
+    const ring = (this.ring = new KeyRing(opts.declared));
     conn.client.defineCommand('sluiceAkAdd', { numberOfKeys: 1, lua: ADD_LUA });
     conn.client.defineCommand('sluiceAkRevoke', { numberOfKeys: 1, lua: REVOKE_LUA });
-    this.sync = new SyncTracker('RedisApiKeyStore', conn, () => observed(conn, REDIS_API_KEY_STORE, 'load', () => this.load()));
-    this.stopListening = conn.listen(
-      this.keys.channel,
-      (digestHex) => void this.refresh(digestHex).catch(() => {}),
-      () => void this.sync.run(),
-    );
+    this.mirror = new HashMirror(conn, REDIS_API_KEY_STORE, this.keys.keys, this.keys.channel, {
+      all(fields) {
+        const entries: [string, MadeKeyRecord][] = [];
+        for (const [digestHex, json] of Object.entries(fields)) {
+          const r = parseRecord(json);
+          if (r) entries.push([latin1(digestHex), r]);
+        }
+        ring.replaceMade(entries);
+      },
+      one(digestHex, json) {
+        const r = parseRecord(json);
+        if (r) ring.put(latin1(digestHex), r);
+        else ring.remove(latin1(digestHex));
+      },
+    });
   }
 
   get size(): number {
@@ -94,13 +99,12 @@ export class RedisApiKeyStore implements ApiKeyStore {
 
   /** Resolves once a first load from Redis has completed, or rejects after `timeoutMs`. */
   ready(timeoutMs = 5000): Promise<void> {
-    return this.sync.ready(timeoutMs);
+    return this.mirror.ready(timeoutMs);
   }
 
-  /** Called after a digest named on the channel (by any instance) has been re-read into the mirror. */
+  /** Called after a digest (hex) named on the channel (by any instance) has been re-read into the mirror. */
   onRefreshed(cb: (digestHex: string) => void): () => void {
-    this.refreshListeners.add(cb);
-    return () => this.refreshListeners.delete(cb);
+    return this.mirror.onRefreshed(cb);
   }
 
   verify(presented: string): ApiKeyRecord | undefined {
@@ -113,7 +117,7 @@ export class RedisApiKeyStore implements ApiKeyStore {
     const done = await observed(this.conn, REDIS_API_KEY_STORE, 'add', () =>
       this.commands().sluiceAkAdd(this.keys.keys, hex(d), JSON.stringify(record), this.keys.channel),
     );
-    this.touchedDuringLoad?.add(hex(d));
+    this.mirror.wrote(hex(d));
     return done === 1 && this.ring.put(d, record);
   }
 
@@ -123,7 +127,7 @@ export class RedisApiKeyStore implements ApiKeyStore {
     // Taken now: the message of an earlier write may re-read the digest (gone) before this resumes.
     const record = this.ring.get(id);
     const done = await observed(this.conn, REDIS_API_KEY_STORE, 'revoke', () => this.commands().sluiceAkRevoke(this.keys.keys, hex(d), this.keys.channel));
-    this.touchedDuringLoad?.add(hex(d));
+    this.mirror.wrote(hex(d));
     this.ring.remove(d);
     return done === 1 ? record : undefined;
   }
@@ -138,41 +142,10 @@ export class RedisApiKeyStore implements ApiKeyStore {
 
   /** Stop listening (the connection is the caller's to close). */
   close(): void {
-    this.stopListening();
-    this.sync.close();
-    this.refreshListeners.clear();
+    this.mirror.close();
   }
 
   private commands(): ApiKeyCommands {
     return this.conn.client as unknown as ApiKeyCommands;
-  }
-
-  /** Read every made key and replace the mirror's; then re-read those written meanwhile. */
-  private async load(): Promise<void> {
-    const touched = new Set<string>();
-    this.touchedDuringLoad = touched;
-    try {
-      const all = await this.conn.client.hgetall(this.keys.keys);
-      const entries: [string, MadeKeyRecord][] = [];
-      for (const [digestHex, json] of Object.entries(all)) {
-        const r = parseRecord(json);
-        if (r) entries.push([latin1(digestHex), r]);
-      }
-      this.ring.replaceMade(entries);
-    } finally {
-      this.touchedDuringLoad = undefined;
-    }
-    for (const d of touched) await this.refresh(d);
-  }
-
-  /** Re-read one digest into the mirror (gone in Redis: gone here). */
-  private async refresh(digestHex: string): Promise<void> {
-    this.touchedDuringLoad?.add(digestHex);
-    const json = await observed(this.conn, REDIS_API_KEY_STORE, 'refresh', () => this.conn.client.hget(this.keys.keys, digestHex));
-    const r = parseRecord(json);
-    const d = latin1(digestHex);
-    if (r) this.ring.put(d, r);
-    else this.ring.remove(d);
-    for (const cb of [...this.refreshListeners]) cb(digestHex);
   }
 }

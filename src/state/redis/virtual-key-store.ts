@@ -4,7 +4,7 @@ import { MasterKeyError, type MasterKey, type Sealed } from '../../security/mast
 import type { Versioned } from '../versioned-store.js';
 import { VirtualKeyIndex, type MadeMeta, type MadeVirtualKey, type VirtualKeyRecord, type VirtualKeyStore } from '../virtual-key-store.js';
 import { observed, type RedisConnection } from './connection.js';
-import { SyncTracker } from './sync-tracker.js';
+import { HashMirror } from './hash-mirror.js';
 
 export const REDIS_VIRTUAL_KEY_STORE = 'redis-virtual-key';
 
@@ -126,11 +126,8 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
   private readonly keys: ReturnType<typeof virtualKeyKeys>;
   private readonly index: VirtualKeyIndex;
   private readonly masterKey: MasterKey | undefined;
-  private readonly sync: SyncTracker;
-  private readonly stopListening: () => void;
-  private readonly refreshListeners = new Set<(id: string) => void>();
+  private readonly mirror: HashMirror;
   private readonly unopened = new Map<string, string>();
-  private touchedDuringLoad: Set<string> | undefined;
 
   constructor(
     private readonly conn: RedisConnection,
@@ -143,12 +140,23 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
     conn.client.defineCommand('sluiceVkCreate', { numberOfKeys: 1, lua: CREATE_LUA });
     conn.client.defineCommand('sluiceVkReplace', { numberOfKeys: 1, lua: REPLACE_LUA });
     conn.client.defineCommand('sluiceVkDelete', { numberOfKeys: 1, lua: DELETE_LUA });
-    this.sync = new SyncTracker('RedisVirtualKeyStore', conn, () => observed(conn, REDIS_VIRTUAL_KEY_STORE, 'load', () => this.load()));
-    this.stopListening = conn.listen(
-      this.keys.channel,
-      (id) => void this.refresh(id).catch(() => {}),
-      () => void this.sync.run(),
-    );
+    this.mirror = new HashMirror(conn, REDIS_VIRTUAL_KEY_STORE, this.keys.keys, this.keys.channel, {
+      all: (fields) => {
+        this.unopened.clear();
+        const records: MadeVirtualKey[] = [];
+        for (const [id, json] of Object.entries(fields)) {
+          const r = this.open(id, json);
+          if (r) records.push(r);
+        }
+        this.index.replaceMade(records);
+      },
+      one: (id, json) => {
+        if (json === null) this.unopened.delete(id);
+        const r = json === null ? undefined : this.open(id, json);
+        if (r) this.index.put(r);
+        else this.index.remove(id);
+      },
+    });
   }
 
   get version(): number {
@@ -157,13 +165,12 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
 
   /** Resolves once a first load from Redis has completed, or rejects after `timeoutMs`. */
   ready(timeoutMs = 5000): Promise<void> {
-    return this.sync.ready(timeoutMs);
+    return this.mirror.ready(timeoutMs);
   }
 
   /** Called after an id named on the channel (by any instance) has been re-read into the mirror. */
   onRefreshed(cb: (id: string) => void): () => void {
-    this.refreshListeners.add(cb);
-    return () => this.refreshListeners.delete(cb);
+    return this.mirror.onRefreshed(cb);
   }
 
   /** Stored keys this instance could not open, id → why (never a secret). */
@@ -187,7 +194,7 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
     if (this.index.has(record.id)) return false;
     const json = JSON.stringify(sealRecord(record, this.masterKey));
     const done = await observed(this.conn, REDIS_VIRTUAL_KEY_STORE, 'create', () => this.commands().sluiceVkCreate(this.keys.keys, record.id, json, this.keys.channel));
-    this.touchedDuringLoad?.add(record.id);
+    this.mirror.wrote(record.id);
     return done === 1 && this.index.put(record);
   }
 
@@ -195,7 +202,7 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
     if (!this.index.isMade(record.id)) return false;
     const json = JSON.stringify(sealRecord(record, this.masterKey));
     const done = await observed(this.conn, REDIS_VIRTUAL_KEY_STORE, 'replace', () => this.commands().sluiceVkReplace(this.keys.keys, record.id, json, this.keys.channel));
-    this.touchedDuringLoad?.add(record.id);
+    this.mirror.wrote(record.id);
     if (done !== 1) {
       this.index.remove(record.id); // deleted by another instance meanwhile
       return false;
@@ -206,23 +213,21 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
   async delete(id: string): Promise<boolean> {
     if (!this.index.isMade(id)) return false;
     const done = await observed(this.conn, REDIS_VIRTUAL_KEY_STORE, 'delete', () => this.commands().sluiceVkDelete(this.keys.keys, id, this.keys.channel));
-    this.touchedDuringLoad?.add(id);
+    this.mirror.wrote(id);
     this.index.remove(id);
     return done === 1;
   }
 
   /** Stop listening (the connection is the caller's to close). */
   close(): void {
-    this.stopListening();
-    this.sync.close();
-    this.refreshListeners.clear();
+    this.mirror.close();
   }
 
   private commands(): VirtualKeyCommands {
     return this.conn.client as unknown as VirtualKeyCommands;
   }
 
-  /** The record, or undefined (noted in `unreadable`, reported once per load or message) when it does not open here. */
+  /** The record, or undefined (noted in `unreadable`, reported through the rate-limited error log) when it does not open here. */
   private open(id: string, json: string): MadeVirtualKey | undefined {
     try {
       const r = openRecord(id, json, this.masterKey);
@@ -234,35 +239,5 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
       this.conn.reportError(`${REDIS_VIRTUAL_KEY_STORE} open`, new Error(why));
       return undefined;
     }
-  }
-
-  /** Read every made key and replace the mirror's; then re-read those written meanwhile. */
-  private async load(): Promise<void> {
-    const touched = new Set<string>();
-    this.touchedDuringLoad = touched;
-    try {
-      const all = await this.conn.client.hgetall(this.keys.keys);
-      this.unopened.clear();
-      const records: MadeVirtualKey[] = [];
-      for (const [id, json] of Object.entries(all)) {
-        const r = this.open(id, json);
-        if (r) records.push(r);
-      }
-      this.index.replaceMade(records);
-    } finally {
-      this.touchedDuringLoad = undefined;
-    }
-    for (const id of touched) await this.refresh(id);
-  }
-
-  /** Re-read one id into the mirror (gone in Redis, or not readable here: gone here). */
-  private async refresh(id: string): Promise<void> {
-    this.touchedDuringLoad?.add(id);
-    const json = await observed(this.conn, REDIS_VIRTUAL_KEY_STORE, 'refresh', () => this.conn.client.hget(this.keys.keys, id));
-    const r = json === null ? undefined : this.open(id, json);
-    if (json === null) this.unopened.delete(id);
-    if (r) this.index.put(r);
-    else this.index.remove(id);
-    for (const cb of [...this.refreshListeners]) cb(id);
   }
 }
