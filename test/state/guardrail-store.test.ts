@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryGuardrailStore } from '../../src/state/memory/guardrail-store.js';
 import { createRedis, type RedisConnection } from '../../src/state/redis/connection.js';
 import { guardrailKeys, RedisGuardrailStore } from '../../src/state/redis/guardrail-store.js';
-import { resourceStoreContract, type ResourceFixture } from './resource-store.contract.js';
+import { redisResourceStoreContract, resourceStoreContract, type ResourceFixture } from './resource-store.contract.js';
 import type { GuardrailChange } from '../../src/state/guardrail-store.js';
-import { deleteByPrefix, nextEvent, REDIS_URL, sharedRedis } from './redis-test-utils.js';
+import { nextEvent, REDIS_URL, sharedRedis } from './redis-test-utils.js';
 
 const GUARDRAIL: ResourceFixture<GuardrailChange> = {
   label: 'guardrail',
@@ -27,19 +27,7 @@ const draft = (name: string, workspace_id = 'ws-a') => ({
 describe('RedisGuardrailStore (127.0.0.1:6379)', () => {
   const r = sharedRedis();
 
-  let n = 0;
-  resourceStoreContract('RedisGuardrailStore', GUARDRAIL, async (clock) => {
-    const prefix = `${r.runPrefix}${n++}:`;
-    const store = new RedisGuardrailStore(r.conn, { prefix, now: clock.now });
-    await store.ready(3000);
-    return {
-      store,
-      cleanup: async () => {
-        store.close();
-        await deleteByPrefix(r.conn, prefix);
-      },
-    };
-  });
+  redisResourceStoreContract('RedisGuardrailStore', GUARDRAIL, r, (conn, opts) => new RedisGuardrailStore(conn, opts));
 
   it('a second instance (another connection) sees the first one\'s guardrails: by its load, then by pub/sub', async () => {
     const prefix = `${r.runPrefix}share:`;

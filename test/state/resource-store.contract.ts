@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ResourceDraft, ResourceScope, ScopedResourceStore } from '../../src/state/resource-store.js';
+import type { ResourceDraft, ResourceScope, ResourceStoreOptions, ScopedResourceStore } from '../../src/state/resource-store.js';
+import type { RedisConnection } from '../../src/state/redis/connection.js';
+import type { RedisResourceStore } from '../../src/state/redis/resource-store.js';
+import { deleteByPrefix } from './redis-test-utils.js';
 
 export interface ResourceStoreHarness<C extends { name: string }> {
   store: ScopedResourceStore<C>;
@@ -205,5 +208,30 @@ export function resourceStoreContract<C extends { name: string }>(
       expect(r.slug).toBe(`${fixture.label[0]}-123e4567-e89b-42d3-a456-426614174000`);
       expect((await s.get(r.slug, WS_A))?.id).toBe(r.id);
     });
+  });
+}
+
+/**
+ * The contract on Redis (inside a describe with `sharedRedis()`): each test gets a store of its own
+ * under a fresh prefix, closed and cleaned after it.
+ */
+export function redisResourceStoreContract<C extends { name: string }>(
+  name: string,
+  fixture: ResourceFixture<C>,
+  redis: { readonly conn: RedisConnection; readonly runPrefix: string },
+  make: (conn: RedisConnection, opts: ResourceStoreOptions & { prefix: string }) => RedisResourceStore<C>,
+): void {
+  let n = 0;
+  resourceStoreContract(name, fixture, async (clock) => {
+    const prefix = `${redis.runPrefix}${n++}:`;
+    const store = make(redis.conn, { prefix, now: clock.now });
+    await store.ready(3000);
+    return {
+      store,
+      cleanup: async () => {
+        store.close();
+        await deleteByPrefix(redis.conn, prefix);
+      },
+    };
   });
 }
