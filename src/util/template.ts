@@ -10,15 +10,31 @@
  *   section whose name is absent is not rendered (mustache's falsy), and `null` renders empty.
  * - Partials (`{{> name}}`) are refused: nothing would fill them.
  *
- * A template is parsed once (`compileTemplate`) and rendered many times (`renderTemplate`).
+ * A template is parsed once (`compileTemplate`, mustache.js's parser) and rendered many times
+ * (`renderTemplate`, a walk over the parsed nodes).
  */
 import Mustache from 'mustache';
 
-/** A compiled template: its text when it has no tags (rendering it costs nothing), else mustache's tokens. */
+/** A value tag: the name as written, and its dotted path (`.` is the current item: no segments). */
+interface NameNode {
+  readonly name: string;
+  readonly path: readonly string[];
+}
+
+/** A section (`{{#x}}`) or an inverted section (`{{^x}}`) and what it encloses. */
+interface SectionNode extends NameNode {
+  readonly inverted: boolean;
+  readonly children: readonly TemplateNode[];
+}
+
+/** Text, a value, or a section. */
+type TemplateNode = string | NameNode | SectionNode;
+
+/** A compiled template: its text when it has no tags (rendering it costs nothing), else its nodes. */
 export interface Template {
   readonly source: string;
   readonly text?: string;
-  readonly tokens?: readonly unknown[];
+  readonly nodes?: readonly TemplateNode[];
 }
 
 /** A template that does not parse, or uses what is refused; the message says where. */
@@ -26,17 +42,28 @@ export class TemplateError extends Error {
   override name = 'TemplateError';
 }
 
+/** mustache.js's tokens: `[type, value, start, end, children?, ...]`. */
 type Token = [string, string, number, number, Token[]?, ...unknown[]];
 
-/** Value tags become one kind (nothing is escaped anyway); a partial is refused. */
-function prepare(tokens: Token[]): void {
+const pathOf = (name: string): string[] => (name === '.' ? [] : name.split('.'));
+
+/** mustache's tokens → nodes: value tags are one kind (nothing is escaped), comments and delimiter changes drop out, a partial is refused. */
+function toNodes(tokens: readonly Token[]): TemplateNode[] {
+  const out: TemplateNode[] = [];
   for (const t of tokens) {
-    if (t[0] === '&') t[0] = 'name';
-    else if (t[0] === '>') throw new TemplateError(`partials are not supported ({{> ${t[1]}}} at character ${t[2]})`);
-    else if ((t[0] === '#' || t[0] === '^') && t[4]) prepare(t[4]);
+    const [type, value] = t;
+    if (type === 'text') out.push(value);
+    else if (type === 'name' || type === '&') out.push({ name: value, path: pathOf(value) });
+    else if (type === '#' || type === '^') out.push({ name: value, path: pathOf(value), inverted: type === '^', children: toNodes(t[4] ?? []) });
+    else if (type === '>') throw new TemplateError(`partials are not supported ({{> ${value}}} at character ${t[2]})`);
   }
+  return out;
 }
 
+/**
+ * Parses a template with mustache.js's parser (syntax errors name the character). Rendering is this
+ * module's own: a walk over the parsed nodes.
+ */
 export function compileTemplate(source: string): Template {
   let tokens: Token[];
   try {
@@ -45,64 +72,57 @@ export function compileTemplate(source: string): Template {
   } catch (e) {
     throw new TemplateError((e as Error).message);
   }
-  prepare(tokens);
-  if (tokens.length === 0) return { source, text: '' };
-  if (tokens.length === 1 && tokens[0]![0] === 'text') return { source, text: tokens[0]![1] };
-  return { source, tokens };
+  const nodes = toNodes(tokens);
+  if (nodes.length === 0) return { source, text: '' };
+  if (nodes.length === 1 && typeof nodes[0] === 'string') return { source, text: nodes[0] };
+  return { source, nodes };
 }
 
 const MISSING: unique symbol = Symbol('missing');
 
-/** `a.b.c` in one view: own properties only (a string's `length` is its own). */
-function resolve(view: unknown, name: string): unknown {
-  if (name === '.') return view;
-  let v: unknown = view;
-  let from = 0;
-  for (;;) {
-    const dot = name.indexOf('.', from);
-    const key = dot < 0 ? name.slice(from) : name.slice(from, dot);
-    if (v === null || v === undefined || !Object.hasOwn(v as object, key)) return MISSING;
-    v = (v as Record<string, unknown>)[key];
-    if (dot < 0) return v;
-    from = dot + 1;
-  }
-}
-
-/** A context whose lookups see own data only; a miss in every enclosing view is `undefined`. */
-class OwnContext extends Mustache.Context {
-  override push(view: unknown): OwnContext {
-    return new OwnContext(view, this);
-  }
-
-  override lookup(name: string): unknown {
-    for (let c: Mustache.Context | undefined = this; c !== undefined; c = c.parent) {
-      const v = resolve(c.view, name);
-      if (v !== MISSING) return v;
+/** A dotted path in the innermost view that has it all, own properties only (a string's `length` is its own). */
+function lookup(stack: readonly unknown[], path: readonly string[]): unknown {
+  outer: for (let i = stack.length - 1; i >= 0; i--) {
+    let v = stack[i];
+    for (const key of path) {
+      if (v === null || v === undefined || !Object.hasOwn(v as object, key)) continue outer;
+      v = (v as Record<string, unknown>)[key];
     }
-    return undefined;
+    return v;
   }
+  return MISSING;
 }
 
-/** What a render carries through mustache's config argument. */
-interface RenderState {
-  missing: Set<string>;
-}
+const empty = (v: unknown): boolean => !v || (Array.isArray(v) && v.length === 0);
 
-/** Writes values unescaped (non-strings as JSON) and notes the names that resolve nowhere. */
-class PromptWriter extends Mustache.Writer {
-  override escapedValue(token: string[], context: Mustache.Context, config?: Mustache.RenderOptions): string {
-    const name = token[1]!;
-    const value: unknown = context.lookup(name);
-    if (value === undefined) {
-      (config as unknown as RenderState).missing.add(name);
-      return '';
+function renderNodes(nodes: readonly TemplateNode[], stack: unknown[], missing: Set<string>): string {
+  let out = '';
+  for (const n of nodes) {
+    if (typeof n === 'string') {
+      out += n;
+      continue;
     }
-    if (value === null) return '';
-    return typeof value === 'string' ? value : JSON.stringify(value);
+    const v = lookup(stack, n.path);
+    if (!('children' in n)) {
+      if (v === MISSING || v === undefined) missing.add(n.name);
+      else if (v !== null) out += typeof v === 'string' ? v : JSON.stringify(v);
+    } else if (n.inverted) {
+      if (v === MISSING || empty(v)) out += renderNodes(n.children, stack, missing);
+    } else if (v !== MISSING && !empty(v)) {
+      // A list: once per item; an object, string or number: once, in its context; true: once.
+      const items = Array.isArray(v) ? v : typeof v === 'object' || typeof v === 'string' || typeof v === 'number' ? [v] : undefined;
+      if (!items) out += renderNodes(n.children, stack, missing);
+      else {
+        for (const item of items) {
+          stack.push(item);
+          out += renderNodes(n.children, stack, missing);
+          stack.pop();
+        }
+      }
+    }
   }
+  return out;
 }
-
-const writer = new PromptWriter();
 
 /**
  * Renders `t` with `variables`. Every name written out that resolves nowhere is added to `missing`
@@ -110,6 +130,5 @@ const writer = new PromptWriter();
  */
 export function renderTemplate(t: Template, variables: Record<string, unknown>, missing: Set<string>): string {
   if (t.text !== undefined) return t.text;
-  const state: RenderState = { missing };
-  return writer.renderTokens(t.tokens as string[][], new OwnContext(variables), undefined, t.source, state as unknown as Mustache.RenderOptions);
+  return renderNodes(t.nodes!, [variables], missing);
 }
