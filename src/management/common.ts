@@ -1,5 +1,9 @@
-/** What every management API shares: field errors, store writes, and where a new resource lives. */
+/** What every management API shares: field errors, store writes, who is asking and where a new resource lives. */
 import { GatewayError } from '../errors/gateway-error.js';
+import type { ApiKeyRecord } from '../security/api-keys.js';
+
+export const PAGE_SIZE_DEFAULT = 50;
+export const PAGE_SIZE_MAX = 100;
 
 /** A 400 naming one field of the body (`invalid_request_body`) or one query parameter (`invalid_query_parameter`). */
 export function fieldError(code: 'invalid_request_body' | 'invalid_query_parameter', field: string, message: string): GatewayError {
@@ -20,6 +24,14 @@ export async function storeWrite<T>(op: () => Promise<T>): Promise<T> {
 export interface Scope {
   workspace_id?: string | undefined;
   organisation_id?: string | undefined;
+}
+
+/** The scope a gateway key is bound to (empty: an operator key that sees every scope). */
+export function callerScope(key: ApiKeyRecord | undefined): { workspace_id?: string; organisation_id?: string } {
+  const s: { workspace_id?: string; organisation_id?: string } = {};
+  if (key?.workspace_id !== undefined) s.workspace_id = key.workspace_id;
+  if (key?.organisation_id !== undefined) s.organisation_id = key.organisation_id;
+  return s;
 }
 
 /**

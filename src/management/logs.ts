@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../config/issues.js';
-import { fieldError } from './common.js';
+import { callerScope, fieldError } from './common.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { RequestLogPage, RequestLogQuery, RequestLogStore } from '../state/request-log-store.js';
-import { callerScope } from './guardrails.js';
 
 export const LOGS_PAGE_SIZE_DEFAULT = 50;
 export const LOGS_PAGE_SIZE_MAX = 100;

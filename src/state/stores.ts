@@ -5,6 +5,9 @@ import type { VectorIndex } from './vector-index.js';
 import type { GuardrailStore } from './guardrail-store.js';
 import { MemoryGuardrailStore } from './memory/guardrail-store.js';
 import { RedisGuardrailStore } from './redis/guardrail-store.js';
+import { PROMPTS, type PromptStore } from './prompt-store.js';
+import { MemoryResourceStore } from './memory/resource-store.js';
+import { RedisResourceStore } from './redis/resource-store.js';
 import type { PolicyStore } from './policy-store.js';
 import { MemoryPolicyStore } from './memory/policy-store.js';
 import { RedisPolicyStore } from './redis/policy-store.js';
@@ -27,6 +30,8 @@ export interface Stores {
   breakers: BreakerStore;
   /** Stored guardrails (the guardrails API); reads answer from memory (with Redis: a mirror). */
   guardrails: GuardrailStore;
+  /** Prompt templates (the prompts API, bootstrap `prompts`); reads answer from memory (with Redis: a mirror). */
+  prompts: PromptStore;
   /** Usage-limit policies (the usage-limits API, bootstrap `usage_limits`); reads go to the store. */
   policies: PolicyStore;
   /** Request records (GET /v1/logs): a memory ring, or one capped stream shared through Redis. */
@@ -56,6 +61,7 @@ export function createStores(o: StoreOptions): Stores {
       vectors: new MemoryVectorIndex(),
       breakers: new MemoryBreakerStore(),
       guardrails: new MemoryGuardrailStore(),
+      prompts: new MemoryResourceStore(PROMPTS),
       policies: new MemoryPolicyStore(),
       requestLogs: new MemoryRequestLogStore(o.requestLogSize),
       available: () => true,
@@ -67,23 +73,26 @@ export function createStores(o: StoreOptions): Stores {
   const vectors = new RedisVectorIndex(conn);
   const breakers = new RedisBreakerStore(conn, o.onRemoteTransition ? { onRemoteTransition: o.onRemoteTransition } : {});
   const guardrails = new RedisGuardrailStore(conn);
+  const prompts = new RedisResourceStore(PROMPTS, conn);
   return {
     kind: 'redis',
     cache: new RedisCacheStore(conn),
     vectors,
     breakers,
     guardrails,
+    prompts,
     policies: new RedisPolicyStore(conn),
     requestLogs: new RedisRequestLogStore(conn, { capacity: o.requestLogSize }),
     available: () => conn.available(),
     async start(timeoutMs) {
       await conn.waitUntilReady(timeoutMs);
-      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs)]);
+      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs), prompts.ready(timeoutMs)]);
     },
     async close() {
       vectors.close();
       breakers.close();
       guardrails.close();
+      prompts.close();
       await conn.close();
     },
   };

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request } from 'undici';
 import { declaredId } from '../../src/config/usage-limits.js';
 import { startGateway, TEST_KEY, type TestGateway } from '../helpers/gateway.js';
-import { EXCHANGE_TIMEOUT_MS } from '../helpers/http.js';
-import { jsonOrUndefined } from '../helpers/json.js';
+import { callApi as call, type Reply } from '../helpers/http.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 
 const KEY_A = 'sk-test-workspace-a-0123456789';
@@ -33,25 +31,6 @@ usage_limits:
 `;
 const PATH = '/v1/policies/usage-limits';
 
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  json: any;
-}
-
-async function call(base: string, method: string, path: string, key: string | undefined, body?: unknown): Promise<Reply> {
-  const h: Record<string, string> = {};
-  if (key) h['x-gateway-api-key'] = key;
-  if (body !== undefined) h['content-type'] = 'application/json';
-  const res = await request(`${base}${path}`, {
-    method: method as 'GET',
-    headers: h,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    headersTimeout: EXCHANGE_TIMEOUT_MS,
-    bodyTimeout: EXCHANGE_TIMEOUT_MS,
-  });
-  return { status: res.statusCode, headers: res.headers, json: jsonOrUndefined(await res.body.text()) };
-}
 
 const policy = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
