@@ -54,6 +54,8 @@ import { responseHooks } from '../src/operators/response-hooks.js';
 import { GUARDRAILS } from './scenarios/guardrails.js';
 import type { VirtualKey } from '../src/config/bootstrap.js';
 import type { Config } from '../src/config/schema.js';
+import { PromptRenderer } from '../src/pipeline/prompt.js';
+import type { PromptRecord } from '../src/state/prompt-store.js';
 
 // ---------------------------------------------------------------------------------------------
 // The timing loop
@@ -319,6 +321,26 @@ export function microCases(): MicroCase[] {
   const guardedPlan: PlanNode = hitResolver.resolve(header(JSON.stringify({ ...target, ...GUARDRAILS })));
   const guardedRunner = new PlanRunner({ ...deps, hooks: guardDeps });
 
+  // Prompts (issue 12): what a request without a prompt pays, and one rendering of a parsed template.
+  const promptRecord: PromptRecord = {
+    id: 'p-1',
+    slug: 'support-reply',
+    version_id: 'v-1',
+    name: 'Support reply',
+    model: 'gpt-4o-mini',
+    messages: [
+      { role: 'system', content: 'You answer for {{company}}. Be {{tone}}.' },
+      { role: 'user', content: 'Customer {{customer.name}} asks: {{question}}' },
+    ],
+    parameters: { temperature: 0.2, max_tokens: 200 },
+    workspace_id: 'ws',
+    created_at: '',
+    last_updated_at: '',
+  };
+  const prompts = new PromptRenderer<undefined>(() => promptRecord, () => ({}));
+  const promptRef = { ref: 'support-reply', param: 'config.prompt_id' };
+  const promptBody = { variables: { company: 'Acme', tone: 'brief', customer: { name: 'Ada' }, question: 'Where is my order?' } };
+
   const decoderEvents = { n: 0 };
   const sharedDecoder = createSseDecoder(() => decoderEvents.n++);
   const oneEvent = STREAM_PARTS[1]!;
@@ -330,6 +352,12 @@ export function microCases(): MicroCase[] {
     { name: 'Router.match, exact path', fn: () => router.match('POST', '/v1/chat/completions'), check: (r) => expect((r as { handler?: string })?.handler === '/v1/chat/completions', 'the chat route') },
     { name: 'Router.match, pattern (3rd)', fn: () => router.match('GET', '/v1/policies/usage-limits/ul-1'), check: (r) => expect((r as { params?: { id?: string } })?.params?.id === 'ul-1', 'the id') },
     { name: 'parseBody chat, minimal', fn: () => parseBody('chat', CHAT_MINIMAL) },
+    { name: 'PromptRenderer.render, no prompt (every request)', fn: () => prompts.render(undefined, 'chat', CHAT_MINIMAL, undefined), check: (b) => expect(b === CHAT_MINIMAL, 'the body as it is') },
+    {
+      name: 'PromptRenderer.render, 2 messages, 4 variables (parsed once)',
+      fn: () => prompts.render(promptRef, 'chat', promptBody, undefined),
+      check: (b) => expect((b as { messages: { content: string }[] }).messages[1]!.content === 'Customer Ada asks: Where is my order?', 'rendered'),
+    },
     { name: 'parseBody chat, 6 messages + tools + params', fn: () => parseBody('chat', CHAT_TYPICAL) },
     { name: 'parseBody embeddings, 16 inputs', fn: () => parseBody('embeddings', EMBEDDINGS_BATCH) },
     {

@@ -27,6 +27,9 @@ import type { PipelineDeps } from './pipeline/context.js';
 import { createEgressFetch } from './upstream/egress.js';
 import { checksValidator, guardrailLookup, GuardrailsService, type ValidateChecks } from './management/guardrails.js';
 import { PoliciesService } from './management/policies.js';
+import { PromptsService } from './management/prompts.js';
+import { callerScope } from './management/common.js';
+import { PromptRenderer } from './pipeline/prompt.js';
 import { ApiKeysService } from './management/api-keys.js';
 import { virtualKeyChecker, VirtualKeysService } from './management/virtual-keys.js';
 import { createCheckDeps } from './checks/deps.js';
@@ -201,6 +204,7 @@ export function createGateway(init: GatewayInit): Gateway {
     embed = providerEmbedder(node, embeddings.model, () => pipelineDeps!);
   }
   const policies = new PoliciesService(stores.policies);
+  const prompts = new PromptsService(stores.prompts);
   let draining = false;
   // Open client connections (added and removed once per connection, not per request): at the
   // shutdown deadline the exchange each one is answering is ended with a word.
@@ -231,6 +235,9 @@ export function createGateway(init: GatewayInit): Gateway {
     metrics: telemetry.registry,
     apiKeys: catalog.apiKeys,
     guardrails: new GuardrailsService(stores.guardrails, init.validateChecks ?? checksValidator(resolveCheck)),
+    prompts,
+    // Prompts are looked up in the scope of the request's key (its workspace; proxying ignores admin).
+    promptRenderer: new PromptRenderer((idOrSlug, versionId, scope) => stores.prompts.lookup(idOrSlug, versionId, scope), callerScope),
     policies,
     adminKeys: new ApiKeysService(stores.apiKeys),
     virtualKeys: new VirtualKeysService(stores.virtualKeys, virtualKeyChecker(registry, hostGuard), masterKey !== undefined),
@@ -256,18 +263,36 @@ export function createGateway(init: GatewayInit): Gateway {
     socket.once('close', () => sockets.delete(socket));
   });
 
-  /** The bootstrap file's usage_limits into the policy store (again at every start: idempotent). */
+  /**
+   * Entries of the bootstrap file stored at every start (idempotent). When Redis is unreachable:
+   * an error, or with --redis-optional a warning and nothing declared in this run.
+   */
+  async function declareFromFile<T>(what: string, declare: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await declare();
+    } catch (e) {
+      if (!options['redis-optional']) throw new Error(`bootstrap ${what} could not be stored: ${(e as Error).message}`);
+      logger.warn({ msg: `bootstrap ${what} could not be stored (Redis unreachable); they are not declared in this run`, error: (e as Error).message });
+      return undefined;
+    }
+  }
+
+  /** The bootstrap file's usage_limits into the policy store. */
   async function declarePolicies(): Promise<void> {
     const entries = bootstrap?.usage_limits ?? [];
-    if (entries.length === 0) return;
-    try {
-      await policies.declare(entries);
-    } catch (e) {
-      if (!options['redis-optional']) throw new Error(`bootstrap usage_limits could not be stored: ${(e as Error).message}`);
-      logger.warn({ msg: 'bootstrap usage_limits could not be stored (Redis unreachable); they are not declared in this run', error: (e as Error).message });
-      return;
-    }
+    if (entries.length === 0 || (await declareFromFile('usage_limits', () => policies.declare(entries))) === undefined) return;
     logger.warn({ msg: 'usage-limit policies are stored and listed, but this build does not enforce them yet: no request is limited', declared: entries.length });
+  }
+
+  /** The bootstrap file's prompts into the prompt store (a changed entry adds a version). */
+  async function declarePrompts(): Promise<void> {
+    const entries = bootstrap?.prompts ?? [];
+    const declared = entries.length === 0 ? undefined : await declareFromFile('prompts', () => prompts.declare(entries));
+    if (!declared) return;
+    logger.info({
+      msg: 'bootstrap prompts declared',
+      prompts: declared.map(({ record: r, outcome }) => ({ id: r.id, slug: r.slug, version_id: r.version_id, workspace_id: r.workspace_id, organisation_id: r.organisation_id, outcome })),
+    });
   }
 
   return {
@@ -295,6 +320,7 @@ export function createGateway(init: GatewayInit): Gateway {
         logger.info({ msg: 'state is in memory: keys and virtual keys made through the API, guardrails, policies and request logs live as long as this process (--redis keeps them)' });
       }
       await declarePolicies();
+      await declarePrompts();
       return new Promise<AddressInfo>((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => {

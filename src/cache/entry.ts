@@ -16,7 +16,10 @@ export interface CacheEntry {
   usage?: Usage;
 }
 
-/** Collects a successful answer's events into an entry; undefined when it cannot be stored. */
+/**
+ * Collects a successful answer's events into an entry; undefined when it cannot be stored (an error,
+ * or an answer that failed an output check: a hit would replay it as a clean 200).
+ */
 export class EntryRecorder {
   private kind: 'json' | 'stream' | undefined;
   private status = 0;
@@ -47,7 +50,7 @@ export class EntryRecorder {
   }
 
   entry(): CacheEntry | undefined {
-    if (!this.kind || !this.meta || this.status < 200 || this.status >= 300) return undefined;
+    if (!this.kind || !this.meta || this.status < 200 || this.status >= 300 || this.meta.hooksFailed) return undefined;
     const e: CacheEntry = { v: 1, kind: this.kind, status: this.status, provider: this.meta.provider, target: this.meta.target };
     if (this.kind === 'json') e.body = this.body;
     else e.chunks = this.chunks;

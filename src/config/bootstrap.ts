@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { formatPath, toIssues } from './issues.js';
 import { PROVIDER_FIELDS_SHAPE } from './provider-fields.js';
 import { declaredId, UsageLimitEntrySchema } from './usage-limits.js';
+import { declaredPromptId, PromptEntrySchema } from './prompts.js';
 import { API_KEY_SCOPES } from '../security/api-keys.js';
 
 const str = z.string().min(1);
@@ -37,6 +38,8 @@ export const BootstrapSchema = z.strictObject({
   provider_base_urls: z.record(str, z.url({ protocol: /^https?$/ })).default({}),
   /** Usage-limit policies stored at every start (the API's body, plus an optional fixed `id`). */
   usage_limits: z.array(UsageLimitEntrySchema).optional(),
+  /** Prompt templates stored at every start (the API's body, plus an optional fixed `id`). */
+  prompts: z.array(PromptEntrySchema).optional(),
 });
 export type Bootstrap = z.infer<typeof BootstrapSchema>;
 
@@ -63,6 +66,31 @@ export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: (st
   return value;
 }
 
+/**
+ * Entries declared by the file (usage_limits, prompts) live in a workspace or an organisation, and
+ * each one once: two entries with the same id (given, or derived from scope and name) would fight.
+ */
+function declaredOnce<E extends { workspace_id?: string | undefined; organisation_id?: string | undefined }>(
+  source: string,
+  field: string,
+  what: string,
+  entries: readonly E[] | undefined,
+  idOf: (e: E) => string,
+): void {
+  const ids = new Map<string, number>();
+  for (const [i, e] of (entries ?? []).entries()) {
+    if (e.workspace_id === undefined && e.organisation_id === undefined) {
+      throw new BootstrapError(`${source} is invalid:\n  ${field}[${i}].workspace_id: a ${what} names its workspace_id or organisation_id`);
+    }
+    const id = idOf(e);
+    const twin = ids.get(id);
+    if (twin !== undefined) {
+      throw new BootstrapError(`${source} is invalid:\n  ${field}[${i}]: the same ${what} as ${field}[${twin}] (same id, or same name in the same scope)`);
+    }
+    ids.set(id, i);
+  }
+}
+
 /** Parse bootstrap YAML text; throws a BootstrapError naming the bad field. */
 export function parseBootstrap(text: string, env: NodeJS.ProcessEnv = process.env, source = 'bootstrap'): Bootstrap {
   let doc: unknown;
@@ -81,18 +109,8 @@ export function parseBootstrap(text: string, env: NodeJS.ProcessEnv = process.en
     if (names.has(k.key)) throw new BootstrapError(`${source} is invalid:\n  api_keys[${i}].key: duplicate key`);
     names.add(k.key);
   }
-  const ids = new Map<string, number>();
-  for (const [i, p] of (r.data.usage_limits ?? []).entries()) {
-    if (p.workspace_id === undefined && p.organisation_id === undefined) {
-      throw new BootstrapError(`${source} is invalid:\n  usage_limits[${i}].workspace_id: a policy names its workspace_id or organisation_id`);
-    }
-    const id = declaredId(p);
-    const twin = ids.get(id);
-    if (twin !== undefined) {
-      throw new BootstrapError(`${source} is invalid:\n  usage_limits[${i}]: the same policy as usage_limits[${twin}] (same id, or same name in the same scope)`);
-    }
-    ids.set(id, i);
-  }
+  declaredOnce(source, 'usage_limits', 'policy', r.data.usage_limits, declaredId);
+  declaredOnce(source, 'prompts', 'prompt', r.data.prompts, declaredPromptId);
   return r.data;
 }
 

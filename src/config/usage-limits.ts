@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { nameBasedUuid } from '../util/name-uuid.js';
 
 /**
  * The usage-limit policy's writable fields (spec §Usage-limits policy), one schema for the API's
@@ -82,7 +82,5 @@ export type UsageLimitEntry = z.infer<typeof UsageLimitEntrySchema>;
  */
 export function declaredId(e: Pick<UsageLimitEntry, 'id' | 'name' | 'workspace_id' | 'organisation_id'>): string {
   if (e.id !== undefined) return e.id.toLowerCase();
-  const h = createHash('sha256').update(`usage-limit\n${e.organisation_id ?? ''}\n${e.workspace_id ?? ''}\n${e.name}`).digest('hex');
-  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return nameBasedUuid('usage-limit', e.organisation_id ?? '', e.workspace_id ?? '', e.name);
 }

@@ -28,11 +28,6 @@ export const ERROR_CATALOG = {
     message: 'custom_host points at a loopback, private or link-local address that is not in GATEWAY_TRUSTED_HOSTS.',
   },
   unknown_target: { status: 400, type: 'invalid_request_error', message: 'The config names a target that does not exist.' },
-  not_supported_yet: {
-    status: 400,
-    type: 'invalid_request_error',
-    message: 'The config asks for a feature this gateway does not support yet; it is refused rather than ignored.',
-  },
   missing_gateway_key: { status: 401, type: 'authentication_error', message: 'Missing x-gateway-api-key header.' },
   invalid_gateway_key: { status: 401, type: 'authentication_error', message: 'The x-gateway-api-key is not valid.' },
   forbidden_scope: {
@@ -43,6 +38,7 @@ export const ERROR_CATALOG = {
   config_not_found: { status: 404, type: 'invalid_request_error', message: 'No saved config has this id.' },
   virtual_key_not_found: { status: 404, type: 'invalid_request_error', message: 'No virtual key has this id.' },
   guardrail_not_found: { status: 404, type: 'invalid_request_error', message: 'No guardrail has this id or slug (in the scope of this gateway key).' },
+  prompt_not_found: { status: 404, type: 'invalid_request_error', message: 'No prompt template has this id or slug (in the scope of this gateway key).' },
   policy_not_found: { status: 404, type: 'invalid_request_error', message: 'No usage-limit policy has this id (in the scope of this gateway key).' },
   api_key_not_found: { status: 404, type: 'invalid_request_error', message: 'No gateway key made through the API has this id (in the scope of this gateway key).' },
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'Unknown route.' },

@@ -13,6 +13,7 @@ import { PROXY_ROUTES } from './routes/index.js';
 import { proxyRoute } from './routes/proxy.js';
 import { guardrailRoutes } from './routes/guardrails.js';
 import { policyRoutes } from './routes/policies.js';
+import { promptRoutes } from './routes/prompts.js';
 import { logRoutes } from './routes/logs.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { virtualKeyRoutes } from './routes/virtual-keys.js';
@@ -82,6 +83,7 @@ function createFrameworkApp(deps: AppDeps): express.Express {
     if (authenticated(exchangeOf(res), deps.apiKeys)) next();
   });
   app.use(guardrailRoutes(deps.guardrails, deps.bodyLimitBytes));
+  app.use(promptRoutes(deps.prompts, deps.bodyLimitBytes));
   app.use(policyRoutes(deps.policies, deps.bodyLimitBytes));
   app.use(logRoutes(new LogsService(deps.requestLogs)));
   app.use(apiKeyRoutes(deps.adminKeys, deps.bodyLimitBytes));

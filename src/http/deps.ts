@@ -5,8 +5,11 @@ import type { Logger } from '../util/log.js';
 import type { PipelineDeps } from '../pipeline/context.js';
 import type { ConfigResolver } from '../plan/resolve.js';
 import type { ApiKeyStore } from '../state/api-key-store.js';
+import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { GuardrailsService } from '../management/guardrails.js';
 import type { PoliciesService } from '../management/policies.js';
+import type { PromptsService } from '../management/prompts.js';
+import type { PromptRenderer } from '../pipeline/prompt.js';
 import type { ApiKeysService } from '../management/api-keys.js';
 import type { VirtualKeysService } from '../management/virtual-keys.js';
 import type { RequestLogStore } from '../state/request-log-store.js';
@@ -19,6 +22,10 @@ export interface AppDeps {
   apiKeys: ApiKeyStore;
   /** The guardrails API's logic (POST/GET/PUT/DELETE /v1/guardrails). */
   guardrails: GuardrailsService;
+  /** The prompts API's logic (POST/GET/PUT/DELETE /v1/prompts). */
+  prompts: PromptsService;
+  /** Renders a request's prompt template (a config's prompt_id) into its body. */
+  promptRenderer: PromptRenderer<ApiKeyRecord | undefined>;
   /** The usage-limits API's logic (/v1/policies/usage-limits). */
   policies: PoliciesService;
   /** The admin API for gateway keys (/v1/api-keys). */

@@ -4,9 +4,9 @@ import { parseOrThrow } from '../config/issues.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { API_KEY_SCOPES, generateApiKey, keyHint, type ApiKeyRecord } from '../security/api-keys.js';
 import type { ApiKeyStore, MadeKeyRecord } from '../state/api-key-store.js';
-import { visibleTo } from '../state/guardrail-store.js';
+import { visibleTo } from '../state/resource-store.js';
 import { adminScope, NoQuery, ownerScope, ScopeId, scopedPage, storeWrite, withinScope, type Page } from './common.js';
-import { ListQuerySchema } from './guardrails.js';
+import { ListQuerySchema } from './resources.js';
 
 /** The body of POST /v1/api-keys. */
 export const ApiKeyBodySchema = z.strictObject({

@@ -2,13 +2,16 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { isAdmin, type ApiKeyRecord } from '../security/api-keys.js';
-import { visibleTo } from '../state/guardrail-store.js';
+import { visibleTo } from '../state/resource-store.js';
 
 /** A 400 naming one field of the body (`invalid_request_body`) or one query parameter (`invalid_query_parameter`). */
 export function fieldError(code: 'invalid_request_body' | 'invalid_query_parameter', field: string, message: string): GatewayError {
   const what = code === 'invalid_request_body' ? 'Invalid request body' : 'Invalid query';
   return new GatewayError(code, `${what}: ${field}: ${message}`, { param: field, issues: [{ path: [field], message }] });
 }
+
+export const PAGE_SIZE_DEFAULT = 50;
+export const PAGE_SIZE_MAX = 100;
 
 /** A workspace or organisation identifier in a body or a query (gateway keys name theirs freely). */
 export const ScopeId = z.string().min(1, 'must not be empty').max(128, 'at most 128 characters');
@@ -58,6 +61,17 @@ export async function storeWrite<T>(op: () => Promise<T>): Promise<T> {
 export interface Scope {
   workspace_id?: string | undefined;
   organisation_id?: string | undefined;
+}
+
+/**
+ * The scope a gateway key is bound to, for what a proxied request may use (its workspace's prompts):
+ * proxying ignores `scopes`. Management routes use `managementScope`.
+ */
+export function callerScope(key: ApiKeyRecord | undefined): { workspace_id?: string; organisation_id?: string } {
+  const s: { workspace_id?: string; organisation_id?: string } = {};
+  if (key?.workspace_id !== undefined) s.workspace_id = key.workspace_id;
+  if (key?.organisation_id !== undefined) s.organisation_id = key.organisation_id;
+  return s;
 }
 
 /** A 403 `forbidden_scope` naming what the key may not reach. */

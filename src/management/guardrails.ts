@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../config/issues.js';
-import { fieldError, managementScope, NoQuery, ownerScope, ScopeId, storeWrite, withinScope } from './common.js';
+import { ResourceService, SCOPE_FIELDS } from './resources.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GuardrailLookup } from '../plan/build-plan.js';
-import type { ApiKeyRecord } from '../security/api-keys.js';
-import type { GuardrailCheck, GuardrailPage, GuardrailRecord, GuardrailStore } from '../state/guardrail-store.js';
+import type { GuardrailChange, GuardrailCheck, GuardrailStore } from '../state/guardrail-store.js';
 
 /**
  * Validates a guardrail's checks as configs do (the check library's validator, handed in by the
@@ -30,17 +29,6 @@ export const noChecksKnown: ValidateChecks = (checks, path) => {
   });
 };
 
-/** What a create or an update answers (spec §Guardrail record). */
-export interface GuardrailRef {
-  id: string;
-  slug: string;
-  version_id: string;
-}
-
-export const PAGE_SIZE_DEFAULT = 50;
-export const PAGE_SIZE_MAX = 100;
-
-
 const CheckSchema = z.strictObject({
   id: z.string().min(1, 'a check id must not be empty'),
   parameters: z.record(z.string(), z.unknown()).default({}),
@@ -56,100 +44,25 @@ export const GuardrailBodySchema = z.strictObject({
   name: z.string().min(1, 'must not be empty').max(256, 'at most 256 characters'),
   checks: z.array(CheckSchema).min(1, 'at least one check'),
   actions: ActionsSchema,
-  workspace_id: ScopeId.optional(),
-  organisation_id: ScopeId.optional(),
+  ...SCOPE_FIELDS,
 });
 export type GuardrailBody = z.infer<typeof GuardrailBodySchema>;
 
-const count = z
-  .string()
-  .regex(/^\d{1,9}$/, 'must be a non-negative integer')
-  .transform(Number);
-
-export const ListQuerySchema = z.strictObject({
-  workspace_id: ScopeId.optional(),
-  organisation_id: ScopeId.optional(),
-  page_size: count.pipe(z.number().max(PAGE_SIZE_MAX, `at most ${PAGE_SIZE_MAX}`)).default(PAGE_SIZE_DEFAULT),
-  current_page: count.default(0),
-});
-
-export const GetQuerySchema = z.strictObject({ version_id: z.string().min(1, 'must not be empty').optional() });
-
-
-const ref = (r: GuardrailRecord): GuardrailRef => ({ id: r.id, slug: r.slug, version_id: r.version_id });
-
-function notFound(idOrSlug: string, versionId?: string): GatewayError {
-  return versionId === undefined
-    ? new GatewayError('guardrail_not_found', `No guardrail has the id or slug "${idOrSlug}".`)
-    : new GatewayError('guardrail_not_found', `The guardrail "${idOrSlug}" has no version "${versionId}".`, { param: 'version_id' });
-}
-
 /**
- * The guardrails API's logic, over the store port: validation (zod, then the checks through the
- * check library), scoping by the caller's gateway key, and the answers. No HTTP types: the route
- * hands in the parsed body and query and the key's record, and turns the result into JSON.
- *
- * Scoping (common.ts `managementScope`): a workspace key creates in its workspace, and sees, updates
- * and deletes only its guardrails; another workspace's guardrail is answered as unknown (404), so a
- * key cannot learn that it exists, and naming another workspace is a 403. An admin key names the
- * scope in the body and sees every workspace (of its organisation, when bound to one).
+ * The guardrails API's logic (resources.ts): a body is validated with zod, then its checks through
+ * the check library (an unknown check id or bad parameters is a 400 naming the path).
  */
-export class GuardrailsService {
-  constructor(
-    private readonly store: GuardrailStore,
-    private readonly validateChecks: ValidateChecks,
-  ) {}
-
-  async create(body: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRef> {
-    const scope = managementScope(key);
-    const b = this.parseBody(body);
-    const owner = ownerScope(b, scope);
-    return ref(await storeWrite(() => this.store.create({ name: b.name, checks: b.checks, actions: b.actions, ...owner })));
-  }
-
-  async list(query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailPage> {
-    const scope = managementScope(key);
-    const q = parseOrThrow(ListQuerySchema, query, 'invalid_query_parameter', 'query');
-    withinScope(q, scope);
-    return this.store.list(scope, q);
-  }
-
-  async get(idOrSlug: string, query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRecord> {
-    const scope = managementScope(key);
-    const q = parseOrThrow(GetQuerySchema, query, 'invalid_query_parameter', 'query');
-    const r = await this.store.get(idOrSlug, scope, q.version_id);
-    if (r) return r;
-    throw notFound(idOrSlug, q.version_id !== undefined && (await this.store.get(idOrSlug, scope)) ? q.version_id : undefined);
-  }
-
-  /** PUT: the whole guardrail again (name, checks, actions); a new version, the old ones kept. */
-  async update(idOrSlug: string, body: unknown, query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRef> {
-    const scope = managementScope(key);
-    parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
-    const b = this.parseBody(body);
-    withinScope(b, scope);
-    const current = await this.store.get(idOrSlug, scope);
-    if (!current) throw notFound(idOrSlug);
-    for (const f of ['workspace_id', 'organisation_id'] as const) {
-      if (b[f] !== undefined && b[f] !== current[f]) throw fieldError('invalid_request_body', f, 'a guardrail cannot move to another scope; omit it or give its current value');
-    }
-    const r = await storeWrite(() => this.store.update(current.id, scope, { name: b.name, checks: b.checks, actions: b.actions }));
-    if (!r) throw notFound(idOrSlug);
-    return ref(r);
-  }
-
-  async delete(idOrSlug: string, query: unknown, key: ApiKeyRecord | undefined): Promise<GuardrailRef & { object: 'guardrail'; deleted: true }> {
-    const scope = managementScope(key);
-    parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
-    const r = await storeWrite(() => this.store.delete(idOrSlug, scope));
-    if (!r) throw notFound(idOrSlug);
-    return { id: r.id, slug: r.slug, version_id: r.version_id, object: 'guardrail', deleted: true };
-  }
-
-  private parseBody(body: unknown): GuardrailBody {
-    const b = parseOrThrow(GuardrailBodySchema, body, 'invalid_request_body', 'request body');
-    this.validateChecks(b.checks, 'checks');
-    return b;
+export class GuardrailsService extends ResourceService<GuardrailChange> {
+  constructor(store: GuardrailStore, validateChecks: ValidateChecks) {
+    super(store, {
+      label: 'guardrail',
+      notFound: 'guardrail_not_found',
+      parse(body) {
+        const { name, checks, actions, ...scope } = parseOrThrow(GuardrailBodySchema, body, 'invalid_request_body', 'request body');
+        validateChecks(checks, 'checks');
+        return { content: { name, checks, actions }, scope };
+      },
+    });
   }
 }
 

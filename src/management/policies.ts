@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../config/issues.js';
 import { declaredId, POLICY_STATUSES, POLICY_TYPES, UsageLimitBodySchema, type UsageLimitBody, type UsageLimitEntry } from '../config/usage-limits.js';
-import { fieldError, managementScope, NoQuery, ownerScope, storeWrite, withinScope } from './common.js';
+import { fieldError, managementScope, NoQuery, ownerScope, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, storeWrite, withinScope } from './common.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { DeclaredPolicy, PolicyDefinition, PolicyPage, PolicyScope, PolicyStore, UsageLimitPolicy } from '../state/policy-store.js';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './guardrails.js';
 
 const count = z
   .string()

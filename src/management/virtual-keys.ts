@@ -7,10 +7,10 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { HostGuard } from '../security/host-guard.js';
-import { visibleTo } from '../state/guardrail-store.js';
+import { visibleTo } from '../state/resource-store.js';
 import type { MadeVirtualKey, VirtualKeyStore } from '../state/virtual-key-store.js';
 import { fieldError, managementScope, NoQuery, ownerScope, ScopeId, scopedPage, storeWrite, withinScope, type Page, type Scope } from './common.js';
-import { ListQuerySchema } from './guardrails.js';
+import { ListQuerySchema } from './resources.js';
 
 /** A virtual key's id: what `x-gateway-virtual-key` and configs name (as in the bootstrap file). */
 const VirtualKeyId = z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, 'letters, digits, _ . - (1-128 characters)');

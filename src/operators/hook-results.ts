@@ -7,6 +7,15 @@ export interface HookResultsSource {
   hooks?: HookAccount;
 }
 
+/** A cached answer is replayed as its text only (`body` undefined): parsed here when hooks ran on its request. */
+function parseRaw(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * When any hook ran, the answer says so: a JSON answer gains `hook_results` (input guardrails and
  * before hooks under `before_request_hooks`, output guardrails and after hooks under
@@ -25,7 +34,8 @@ export function hookResults(ctx: HookResultsSource, strict: boolean): MonoTypeOp
           if (ev.type === 'stream-start') streaming = true;
           const account = ctx.hooks;
           if (ev.type !== 'json' || !account) return subscriber.next(ev);
-          const body = ev.body && typeof ev.body === 'object' && !Array.isArray(ev.body) ? (ev.body as Record<string, unknown>) : undefined;
+          const parsed = ev.body === undefined && ev.raw !== undefined ? parseRaw(ev.raw) : ev.body;
+          const body = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
           if (!body) return subscriber.next(ev);
           const results = hookResultsBody(account);
           const status = account.failed && ev.status >= 200 && ev.status < 300 ? 246 : ev.status;

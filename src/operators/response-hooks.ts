@@ -3,7 +3,7 @@ import { chunksToJson, jsonToChunks } from '../cache/assemble.js';
 import { runHook, runHookSync, runsSync, type HookRun, type HookSpec } from '../checks/hooks.js';
 import { responseInput } from '../checks/text.js';
 import type { CheckEndpoint, CheckInput } from '../checks/types.js';
-import type { GatewayEvent } from '../upstream/events.js';
+import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 import { accountOf, deniedError, measureHook, type HookedRequest, type HookStageDeps } from './request-hooks.js';
 
 /**
@@ -31,25 +31,28 @@ export function responseHooks(hooks: readonly HookSpec[], ctx: HookedRequest, ta
     responseInput({ endpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId, response: { body, status } });
 
   const allSync = sync.every(runsSync);
-  /** One hook's run taken into the account: the (maybe mutated) body; throws the 446. */
-  const take = (h: HookSpec, run: HookRun, body: unknown): unknown => {
+  /** One hook's run taken into the account: the (maybe mutated) body; throws the 446. A failure without deny marks `meta`. */
+  const take = (h: HookSpec, run: HookRun, body: unknown, meta: AnswerMeta): unknown => {
     const account = accountOf(ctx);
     run.result.target = target;
     account.after.push(run.result);
     measureHook(run.result, h.list, deps.telemetry);
     if (run.result.deny) throw deniedError(account, 'answer');
-    if (!run.result.verdict) account.failed = true;
+    if (!run.result.verdict) {
+      account.failed = true;
+      meta.hooksFailed = true;
+    }
     return run.transformed?.response ? run.transformed.response.body : body;
   };
   /** The sync hooks on `body`, at once (computation checks only); throws the 446. */
-  const checkNow = (body: unknown, status: number): unknown => {
-    for (const h of sync) body = take(h, runHookSync(h, inputFor(body, status), deps.checks, (_b, response) => inputFor(response, status)), body);
+  const checkNow = (body: unknown, status: number, meta: AnswerMeta): unknown => {
+    for (const h of sync) body = take(h, runHookSync(h, inputFor(body, status), deps.checks, (_b, response) => inputFor(response, status)), body, meta);
     return body;
   };
   /** Run the sync hooks on `body`: the (maybe mutated) body; rejects with the 446. */
-  const check = async (body: unknown, status: number): Promise<unknown> => {
-    if (allSync) return checkNow(body, status);
-    for (const h of sync) body = take(h, await runHook(h, inputFor(body, status), deps.checks, (_b, response) => inputFor(response, status)), body);
+  const check = async (body: unknown, status: number, meta: AnswerMeta): Promise<unknown> => {
+    if (allSync) return checkNow(body, status, meta);
+    for (const h of sync) body = take(h, await runHook(h, inputFor(body, status), deps.checks, (_b, response) => inputFor(response, status)), body, meta);
     return body;
   };
   const inBackground = (body: unknown, status: number): void => {
@@ -94,13 +97,13 @@ export function responseHooks(hooks: readonly HookSpec[], ctx: HookedRequest, ta
             if (allSync) {
               let body: unknown;
               try {
-                body = checkNow(ev.body, ev.status);
+                body = checkNow(ev.body, ev.status, ev.meta);
               } catch (e) {
                 return fail(e);
               }
               return answer(body);
             }
-            check(ev.body, ev.status).then(answer, fail);
+            check(ev.body, ev.status, ev.meta).then(answer, fail);
             return;
           }
           if (ev.type === 'stream-start') start = ev;
@@ -122,7 +125,8 @@ export function responseHooks(hooks: readonly HookSpec[], ctx: HookedRequest, ta
             return;
           }
           const assembled = chunksToJson(endpoint, chunks as never);
-          check(assembled, 200).then((body) => {
+          // A stream's events start with stream-start; the fallback only keeps the types honest.
+          check(assembled, 200, start?.meta ?? { provider: '', target, retries: 0 }).then((body) => {
             if (closed) return;
             inBackground(body, 200);
             if (hold) {

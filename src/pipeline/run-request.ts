@@ -17,7 +17,13 @@ export interface RequestEdge<I> {
   resolve(input: I): PlanNode;
   /** The request body as parsed JSON, or undefined for a body-less endpoint: errors 400/413/415. */
   readBody(input: I): Observable<unknown> | undefined;
-  /** The validated body and the plan → the request's context, `plan` set (throws 400 on an invalid body). */
+  /**
+   * The plan's prompt template rendered into the raw body (pipeline/prompt.ts), looked up in the
+   * scope of the input's gateway key: throws 400 for an unknown prompt or a missing variable. Without
+   * a prompt the body is kept (a `variables` field is refused).
+   */
+  renderPrompt(input: I, plan: PlanNode, raw: unknown): unknown;
+  /** The (rendered) body, validated here, and the plan → the request's context, `plan` set (throws 400 on an invalid body). */
   context(input: I, plan: PlanNode, body: unknown): RequestContext;
 }
 
@@ -25,9 +31,7 @@ export interface RequestEdge<I> {
 export type RequestStage = MonoTypeOperatorFunction<RequestContext>;
 
 /**
- * Request-level stages that later issues fill in. Each is the identity until it exists; a config that
- * asks for a feature that does not exist yet is refused when its plan is built (400
- * not_supported_yet), so nothing a config asks for is silently skipped.
+ * Request-level stages that later issues fill in. Each is the identity until it exists.
  */
 export interface Stages {
   usageLimit: RequestStage;
@@ -39,7 +43,7 @@ export const NO_STAGES: Stages = { usageLimit: identity };
  * The order of every proxied request, written once (DESIGN.md §1), as one RxJS composition built at
  * start:
  *
- *   authenticate → resolve config → read body → context → usage limit
+ *   authenticate → resolve config → read body → render prompt → context (validate body) → usage limit
  *     → [input guardrails → before hooks → cache → strategy → per target: output guardrails → after hooks]
  *     → accounting → hook results
  *
@@ -59,10 +63,12 @@ export function requestPipeline<I>(edge: RequestEdge<I>, runner: PlanRunner, sta
         edge.authenticate(input);
         const plan = edge.resolve(input);
         const body = edge.readBody(input);
+        // The prompt is rendered before the body is validated: the template may give model and messages.
+        const toContext = (raw: unknown): RequestContext => edge.context(input, plan, edge.renderPrompt(input, plan, raw));
         return body
-          ? body.pipe(map((raw) => edge.context(input, plan, raw)))
+          ? body.pipe(map(toContext))
           : new Observable<RequestContext>((s) => {
-              s.next(edge.context(input, plan, undefined));
+              s.next(toContext(undefined));
               s.complete();
             });
       }),

@@ -10,7 +10,7 @@ import type { VersionedLookup } from '../state/versioned-store.js';
 import { inherit } from './inherit.js';
 import { compileSettingsHooks, setHooks, type GuardrailLookup } from './hooks.js';
 import { compileQuery } from './query.js';
-import { STAGE_SETTINGS, type NodeSettings, type PlanNode, type StageSetting, type StrategyNode, type TargetNode } from './types.js';
+import { STAGE_SETTINGS, type NodeSettings, type PlanNode, type PromptRef, type StageSetting, type StrategyNode, type TargetNode } from './types.js';
 
 export type { GuardrailLookup };
 
@@ -151,23 +151,35 @@ function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: 
 }
 
 /**
- * Config fields whose pipeline stage does not exist yet. Accepting them would be a feature that
- * silently does nothing, so a config that sets one is refused.
+ * `prompt_id` → the prompt the request renders. At the root only: the template is rendered once,
+ * before routing, so guardrails, the cache key and every target see the same rendered request; a
+ * target that names one is refused (it would be a second prompt for one request). `<id or slug>@<version_id>`
+ * pins a version. Whether the prompt exists is known per request (the store is scoped to the key).
  */
-const NOT_YET = ['prompt_id'] as const;
-
-function refuseUnsupported(cfg: Config, path: string): void {
-  for (const k of NOT_YET) {
-    const v = (cfg as Record<string, unknown>)[k];
-    if (v === undefined || (Array.isArray(v) && v.length === 0)) continue;
-    throw new GatewayError('not_supported_yet', `${path}.${k} is not supported yet: this gateway does not use ${k.replace(/_/g, ' ')}s, so it refuses the config instead of ignoring it.`, {
-      param: `${path}.${k}`,
+function promptOf(cfg: Config, path: string, isRoot: boolean): PromptRef | undefined {
+  const raw = cfg.prompt_id;
+  if (raw === undefined) return undefined;
+  const param = `${path}.prompt_id`;
+  if (!isRoot) {
+    throw new GatewayError('invalid_config', `${param}: a prompt template is rendered once, before routing; set prompt_id at the config's root, not on a target.`, {
+      param,
+      issues: [{ path: pathOf(param), message: 'prompt_id is allowed at the root only' }],
     });
   }
+  const at = raw.indexOf('@');
+  const ref = at < 0 ? raw : raw.slice(0, at);
+  const version = at < 0 ? undefined : raw.slice(at + 1);
+  if (ref === '' || version === '' || version?.includes('@')) {
+    throw new GatewayError('invalid_config', `${param}: "${raw}" is not a prompt: give its id or slug, or "<id or slug>@<version_id>" to pin a version.`, {
+      param,
+      issues: [{ path: pathOf(param), message: 'expected <id or slug> or <id or slug>@<version_id>' }],
+    });
+  }
+  return version === undefined ? { ref, param } : { ref, version_id: version, param };
 }
 
 function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, isRoot: boolean, headerFields?: HeaderFields): PlanNode {
-  refuseUnsupported(cfg, path);
+  const prompt = promptOf(cfg, path, isRoot);
   const settings = inherit(parent, cfg as Partial<Record<keyof NodeSettings, unknown>>);
   if (!isRoot && !satisfiesRequiredKeySet({ ...cfg, ...settings })) {
     throw new GatewayError('invalid_config', `${path} satisfies none of the required key sets.`, {
@@ -182,6 +194,7 @@ function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, 
   if (!mode || (mode === 'single' && !cfg.targets)) {
     const target = resolveTarget(cfg, settings, path, deps, headerFields);
     const node: TargetNode = { kind: 'target', path, weight, settings, declares, target, id: cfg.name ?? path };
+    if (prompt) node.prompt = prompt;
     setHooks(node, hooks);
     if (cfg.name !== undefined) node.name = cfg.name;
     return node;
@@ -190,6 +203,7 @@ function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, 
   const strategy = cfg.strategy!;
   const children = (cfg.targets ?? []).map((t, i) => build(t, settings, `${path}.targets[${i}]`, deps, false));
   const node: StrategyNode = { kind: mode, path, weight, settings, declares, children };
+  if (prompt) node.prompt = prompt;
   setHooks(node, hooks);
   if (cfg.name !== undefined) node.name = cfg.name;
   if (strategy.on_status_codes) node.on_status_codes = strategy.on_status_codes;

@@ -21,9 +21,23 @@ export interface NodeSettings {
 export const STAGE_SETTINGS = ['cache', 'input_guardrails', 'before_request_hooks', 'output_guardrails', 'after_request_hooks'] as const;
 export type StageSetting = (typeof STAGE_SETTINGS)[number];
 
+/**
+ * The prompt template a request renders (`prompt_id` at the config's root): an id or slug, and the
+ * version pinned with `<id or slug>@<version_id>` (else the latest). Looked up per request, in the
+ * scope of the request's gateway key.
+ */
+export interface PromptRef {
+  ref: string;
+  version_id?: string;
+  /** Where the config set it, for errors: `config.prompt_id`. */
+  param: string;
+}
+
 interface NodeBase {
   /** JSON path of the node in the config, e.g. `config.targets[1].targets[0]`. */
   path: string;
+  /** The root only: the prompt template rendered into each request before it is routed. */
+  prompt?: PromptRef;
   name?: string;
   weight: number;
   settings: NodeSettings;

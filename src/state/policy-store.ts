@@ -5,14 +5,14 @@
  * scope's policies. Enforcement (matching requests, counting usage into `value_key_usage_map`) is a
  * later step that reads this store; until then the usage map is empty.
  */
-import { visibleTo, type GuardrailScope } from './guardrail-store.js';
+import { visibleTo, type ResourceScope } from './resource-store.js';
 
 export type PolicyType = 'cost' | 'tokens';
 export type PolicyStatus = 'active' | 'archived';
 export type PeriodicReset = 'monthly' | 'weekly' | 'daily';
 
 /** Who is asking (empty: an operator caller that sees every scope); the same rule as guardrails. */
-export type PolicyScope = GuardrailScope;
+export type PolicyScope = ResourceScope;
 
 export interface PolicyCondition {
   key: string;

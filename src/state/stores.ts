@@ -5,6 +5,9 @@ import type { VectorIndex } from './vector-index.js';
 import type { GuardrailStore } from './guardrail-store.js';
 import { MemoryGuardrailStore } from './memory/guardrail-store.js';
 import { RedisGuardrailStore } from './redis/guardrail-store.js';
+import { PROMPTS, type PromptStore } from './prompt-store.js';
+import { MemoryResourceStore } from './memory/resource-store.js';
+import { RedisResourceStore } from './redis/resource-store.js';
 import type { PolicyStore } from './policy-store.js';
 import { MemoryPolicyStore } from './memory/policy-store.js';
 import { RedisPolicyStore } from './redis/policy-store.js';
@@ -36,6 +39,8 @@ export interface Stores {
   breakers: BreakerStore;
   /** Stored guardrails (the guardrails API); reads answer from memory (with Redis: a mirror). */
   guardrails: GuardrailStore;
+  /** Prompt templates (the prompts API, bootstrap `prompts`); reads answer from memory (with Redis: a mirror). */
+  prompts: PromptStore;
   /** Usage-limit policies (the usage-limits API, bootstrap `usage_limits`); reads go to the store. */
   policies: PolicyStore;
   /** Request records (GET /v1/logs): a memory ring, or one capped stream shared through Redis. */
@@ -77,6 +82,7 @@ export function createStores(o: StoreOptions): Stores {
       vectors: new MemoryVectorIndex(),
       breakers: new MemoryBreakerStore(),
       guardrails: new MemoryGuardrailStore(),
+      prompts: new MemoryResourceStore(PROMPTS),
       policies: new MemoryPolicyStore(),
       requestLogs: new MemoryRequestLogStore(o.requestLogSize),
       apiKeys: new MemoryApiKeyStore(o.declaredKeys),
@@ -91,6 +97,7 @@ export function createStores(o: StoreOptions): Stores {
   const vectors = new RedisVectorIndex(conn);
   const breakers = new RedisBreakerStore(conn, o.onRemoteTransition ? { onRemoteTransition: o.onRemoteTransition } : {});
   const guardrails = new RedisGuardrailStore(conn);
+  const prompts = new RedisResourceStore(PROMPTS, conn);
   const apiKeys = new RedisApiKeyStore(conn, { declared: o.declaredKeys });
   const virtualKeys = new RedisVirtualKeyStore(conn, { declared: o.declaredVirtualKeys, ...(o.masterKey ? { masterKey: o.masterKey } : {}) });
   return {
@@ -99,6 +106,7 @@ export function createStores(o: StoreOptions): Stores {
     vectors,
     breakers,
     guardrails,
+    prompts,
     policies: new RedisPolicyStore(conn),
     requestLogs: new RedisRequestLogStore(conn, { capacity: o.requestLogSize }),
     apiKeys,
@@ -107,12 +115,13 @@ export function createStores(o: StoreOptions): Stores {
     available: () => conn.available(),
     async start(timeoutMs) {
       await conn.waitUntilReady(timeoutMs);
-      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs), apiKeys.ready(timeoutMs), virtualKeys.ready(timeoutMs)]);
+      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs), prompts.ready(timeoutMs), apiKeys.ready(timeoutMs), virtualKeys.ready(timeoutMs)]);
     },
     async close() {
       vectors.close();
       breakers.close();
       guardrails.close();
+      prompts.close();
       apiKeys.close();
       virtualKeys.close();
       await conn.close();

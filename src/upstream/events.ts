@@ -10,6 +10,11 @@ export interface AnswerMeta {
   cacheStatus?: string;
   /** Upstream response headers passed on to the client (request id, rate limits). */
   upstreamHeaders?: Record<string, string>;
+  /**
+   * A check of this answer's output guardrails or after hooks failed without deny (246): the answer
+   * is not cached, since a hit would replay it without the failure.
+   */
+  hooksFailed?: boolean;
 }
 
 /**

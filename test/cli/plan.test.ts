@@ -41,6 +41,12 @@ describe('sluice plan', () => {
     expect(r.stdout + r.stderr).not.toContain('plan-secret');
   });
 
+  it('prints the prompt a config renders (looked up per request, so not checked here)', () => {
+    const r = run(JSON.stringify({ provider: 'openai', api_key: 'k', prompt_id: 'support-reply@0b6f7c9e-3d1a-4c55-9e21-7f3a5b8c2d10' }));
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).prompt).toEqual({ ref: 'support-reply', version_id: '0b6f7c9e-3d1a-4c55-9e21-7f3a5b8c2d10', param: 'config.prompt_id' });
+  });
+
   it('names the bad path of an invalid config and exits non-zero', () => {
     const r = run('{"provider":"openai","api_key":"k","retry":{"attempts":"x"}}');
     expect(r.status).not.toBe(0);

@@ -47,3 +47,30 @@ export async function get(url: string): Promise<{ status: number; text: string }
   const res = await request(url, { headersTimeout: EXCHANGE_TIMEOUT_MS, bodyTimeout: EXCHANGE_TIMEOUT_MS });
   return { status: res.statusCode, text: await res.body.text() };
 }
+
+/** A management API's answer: status, headers, the body as text and parsed as JSON (else undefined). */
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  json: any;
+  text: string;
+}
+
+/**
+ * One call to a management API (`/v1/guardrails`, `/v1/prompts`, ...) with the gateway key `key`
+ * (none when undefined): `body` is JSON-encoded unless it is a string.
+ */
+export async function callApi(base: string, method: string, path: string, key: string | undefined, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  const h: Record<string, string> = { ...headers };
+  if (key) h['x-gateway-api-key'] = key;
+  if (body !== undefined) h['content-type'] ??= 'application/json';
+  const res = await request(`${base}${path}`, {
+    method: method as 'GET',
+    headers: h,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    headersTimeout: EXCHANGE_TIMEOUT_MS,
+    bodyTimeout: EXCHANGE_TIMEOUT_MS,
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, headers: res.headers, json: jsonOrUndefined(text), text };
+}

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import type { ValidateChecks } from '../../src/management/guardrails.js';
 import { startGateway, TEST_KEY, type TestGateway } from '../helpers/gateway.js';
-import { callApi, type ApiReply } from '../helpers/api.js';
+import { callApi as call, type Reply } from '../helpers/http.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 
 const KEY_A = 'sk-test-workspace-a-0123456789';
@@ -31,8 +31,6 @@ const validateChecks: ValidateChecks = (checks, path) =>
     }
   });
 
-const call = callApi;
-type Reply = ApiReply;
 
 const body = (name: string, extra: Record<string, unknown> = {}) => ({
   name,

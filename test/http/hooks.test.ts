@@ -209,3 +209,53 @@ describe('streams', () => {
     expect(text).toBe('Hello');
   });
 });
+
+describe('hooks and the cache', () => {
+  it('a cache hit still carries the hook_results of the input guardrails that ran on it', async () => {
+    const config = { ...target(fake), cache: { mode: 'simple' }, input_guardrails: [{ id: 'words', 'default.wordCount': { minWords: 1, maxWords: 100 }, deny: true }] };
+    const body = chat('cache me with hooks');
+    const miss = await send(config, body);
+    const hit = await send(config, body);
+    expect(miss.headers['x-gateway-cache-status']).toBe('MISS');
+    expect(hit.headers['x-gateway-cache-status']).toBe('HIT');
+    expect(fake.requests).toHaveLength(1);
+    expect(hit.status).toBe(200);
+    expect(hit.json.choices[0].message.content).toBe(miss.json.choices[0].message.content);
+    expect(hit.json.hook_results.before_request_hooks[0]).toMatchObject({ id: 'words', verdict: true });
+    expect(hit.json.hook_results.after_request_hooks).toEqual([]);
+  });
+
+  it('an answer that failed an output check (246) is not cached: the next request asks again and is 246 again', async () => {
+    const config = { ...target(fake), cache: { mode: 'simple' }, output_guardrails: [{ id: 'long', 'default.characterCount': { minCharacters: 1000 } }] };
+    const body = chat('short answer please');
+    const first = await send(config, body);
+    const second = await send(config, body);
+    expect(first.status).toBe(246);
+    expect(second.status).toBe(246);
+    expect(second.headers['x-gateway-cache-status']).toBe('MISS');
+    expect(second.json.hook_results.after_request_hooks[0]).toMatchObject({ id: 'long', verdict: false });
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('a streamed answer that failed an output check is not cached either', async () => {
+    const config = { ...target(fake), cache: { mode: 'simple' }, output_guardrails: [{ id: 'long', 'default.characterCount': { minCharacters: 1000 } }] };
+    const body = chat('short stream please', { stream: true });
+    const first = await send(config, body);
+    const second = await send(config, body);
+    expect(first.text).toMatch(/: hook_results \{.*"id":"long".*"verdict":false/);
+    expect(second.headers['x-gateway-cache-status']).toBe('MISS');
+    expect(second.text).toMatch(/: hook_results \{.*"id":"long".*"verdict":false/);
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('an answer that passed its output checks is cached and replayed', async () => {
+    const config = { ...target(fake), cache: { mode: 'simple' }, output_guardrails: [{ id: 'nonempty', 'default.characterCount': { minCharacters: 1 } }] };
+    const body = chat('good answer please');
+    const first = await send(config, body);
+    const second = await send(config, body);
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(200);
+    expect(second.headers['x-gateway-cache-status']).toBe('HIT');
+    expect(fake.requests).toHaveLength(1);
+  });
+});

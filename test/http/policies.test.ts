@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { declaredId } from '../../src/config/usage-limits.js';
 import { startGateway, TEST_KEY, type TestGateway } from '../helpers/gateway.js';
-import { callApi, type ApiReply } from '../helpers/api.js';
+import { callApi as call, type Reply } from '../helpers/http.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 
 const KEY_A = 'sk-test-workspace-a-0123456789';
@@ -33,8 +33,6 @@ usage_limits:
 `;
 const PATH = '/v1/policies/usage-limits';
 
-const call = callApi;
-type Reply = ApiReply;
 
 const policy = (name: string, extra: Record<string, unknown> = {}) => ({
   name,

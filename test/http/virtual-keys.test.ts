@@ -8,9 +8,8 @@ import { MasterKey } from '../../src/security/master-key.js';
 import { createRedis } from '../../src/state/redis/connection.js';
 import { virtualKeyKeys, type RedisVirtualKeyStore } from '../../src/state/redis/virtual-key-store.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
-import { callApi } from '../helpers/api.js';
 import { startGateway, TEST_KEY, type TestGateway } from '../helpers/gateway.js';
-import { post } from '../helpers/http.js';
+import { callApi, post } from '../helpers/http.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { nextEvent } from '../state/redis-test-utils.js';
 

@@ -544,14 +544,30 @@ describe('buildPlan: declared stages', () => {
   });
 });
 
-describe('buildPlan: hooks and guardrails are validated with the config; stages that do not exist yet are refused', () => {
-  it('prompt_id (its stage does not exist yet) is a 400 not_supported_yet naming the path', () => {
-    const e = planError({ ...leaf('a'), prompt_id: 'pp-1' });
-    expect(e.code).toBe('not_supported_yet');
-    expect(e.status).toBe(400);
+describe('buildPlan: prompt_id', () => {
+  it('at the root: the prompt the request renders, by id or slug, a version pinned with @', () => {
+    expect(plan({ ...leaf('a'), prompt_id: 'support-reply' }).prompt).toEqual({ ref: 'support-reply', param: 'config.prompt_id' });
+    const pinned = plan({ strategy: { mode: 'fallback' }, targets: [leaf('a'), leaf('b')], prompt_id: 'support-reply@0b6f7c9e-3d1a-4c55-9e21-7f3a5b8c2d10' });
+    expect(pinned.prompt).toEqual({ ref: 'support-reply', version_id: '0b6f7c9e-3d1a-4c55-9e21-7f3a5b8c2d10', param: 'config.prompt_id' });
+    expect((pinned as StrategyNode).children.every((c) => c.prompt === undefined)).toBe(true);
+    expect(plan(leaf('a')).prompt).toBeUndefined();
+  });
+
+  it.each([['@v1'], ['slug@'], ['a@b@c'], ['']])('"%s" is not a prompt: 400 invalid_config naming config.prompt_id', (id) => {
+    const e = planError({ ...leaf('a'), prompt_id: id });
+    expect(e.code).toBe('invalid_config');
     expect(e.param).toBe('config.prompt_id');
   });
 
+  it('on a target it is refused (one prompt per request, rendered before routing), naming the target\'s path', () => {
+    const e = planError({ strategy: { mode: 'fallback' }, targets: [leaf('a'), { ...leaf('b'), prompt_id: 'p' }] });
+    expect(e.code).toBe('invalid_config');
+    expect(e.param).toBe('config.targets[1].prompt_id');
+    expect(e.message).toContain('root');
+  });
+});
+
+describe('buildPlan: hooks and guardrails are validated with the config', () => {
   it.each([
     ['input_guardrails', { input_guardrails: [{ 'default.noSuchCheck': {}, deny: true }] }, 'config.input_guardrails[0].default.noSuchCheck'],
     ['before_request_hooks', { before_request_hooks: [{ id: 'h1', checks: [{ id: 'default.wordCount', parameters: { minWords: 'x' } }] }] }, 'config.before_request_hooks[0].checks[0].parameters'],

@@ -179,7 +179,8 @@ describe('sluice serve --workers 2', () => {
 
   it('starts two workers on one port, serves, replaces a worker that dies, and stops with exit 0 on SIGTERM', async () => {
     const port = await freePort();
-    cluster = GatewayProcess.serve(['--port', String(port), '--workers', '2']);
+    // No drain delay: this test is about the exit, and the default 5 s would eat its time budget.
+    cluster = GatewayProcess.serve(['--port', String(port), '--workers', '2', '--drain-delay', '0']);
     const lines = await cluster.listening(2, 20_000);
     const pids = lines.map((l) => l.pid as number);
     expect(new Set(pids).size).toBe(2);
@@ -208,7 +209,7 @@ describe('sluice serve --workers 2', () => {
     // (stdout may still be draining after the exit event)
     await cluster.waitFor('"shutting down workers"', () => cluster!.logs.find((l) => l.msg === 'shutting down workers' && l.signal === 'SIGTERM'), 2000, false);
     await cluster.waitFor('both workers\' "stopped" lines', () => (cluster!.logs.filter((l) => l.msg === 'stopped').length === 2 ? true : undefined), 2000, false);
-  });
+  }, 60_000); // three worker starts under tsx: seconds each on a loaded 2-core machine
 
   it('exits non-zero naming Redis when the workers cannot start (no restart loop)', async () => {
     const exit = await failing.waitExit(20_000);

@@ -3,10 +3,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryGuardrailStore } from '../../src/state/memory/guardrail-store.js';
 import { createRedis, type RedisConnection } from '../../src/state/redis/connection.js';
 import { guardrailKeys, RedisGuardrailStore } from '../../src/state/redis/guardrail-store.js';
-import { guardrailStoreContract } from './guardrail-store.contract.js';
-import { deleteByPrefix, nextEvent, REDIS_URL, sharedRedis } from './redis-test-utils.js';
+import { redisResourceStoreContract, resourceStoreContract, type ResourceFixture } from './resource-store.contract.js';
+import type { GuardrailChange } from '../../src/state/guardrail-store.js';
+import { nextEvent, REDIS_URL, sharedRedis } from './redis-test-utils.js';
 
-guardrailStoreContract('MemoryGuardrailStore', async (clock) => ({ store: new MemoryGuardrailStore({ now: clock.now }) }));
+const GUARDRAIL: ResourceFixture<GuardrailChange> = {
+  label: 'guardrail',
+  content: (name, variant = 'a') =>
+    variant === 'a'
+      ? { name, checks: [{ id: 'default.contains', parameters: { words: ['card'], operator: 'none' } }], actions: { onFail: 'block' } }
+      : { name, checks: [{ id: 'pii', parameters: {} }], actions: { onFail: 'log', message: 'no' } },
+};
+
+resourceStoreContract('MemoryGuardrailStore', GUARDRAIL, async (clock) => ({ store: new MemoryGuardrailStore({ now: clock.now }) }));
 
 const draft = (name: string, workspace_id = 'ws-a') => ({
   name,
@@ -18,19 +27,7 @@ const draft = (name: string, workspace_id = 'ws-a') => ({
 describe('RedisGuardrailStore (127.0.0.1:6379)', () => {
   const r = sharedRedis();
 
-  let n = 0;
-  guardrailStoreContract('RedisGuardrailStore', async (clock) => {
-    const prefix = `${r.runPrefix}${n++}:`;
-    const store = new RedisGuardrailStore(r.conn, { prefix, now: clock.now });
-    await store.ready(3000);
-    return {
-      store,
-      cleanup: async () => {
-        store.close();
-        await deleteByPrefix(r.conn, prefix);
-      },
-    };
-  });
+  redisResourceStoreContract('RedisGuardrailStore', GUARDRAIL, r, (conn, opts) => new RedisGuardrailStore(conn, opts));
 
   it('a second instance (another connection) sees the first one\'s guardrails: by its load, then by pub/sub', async () => {
     const prefix = `${r.runPrefix}share:`;
@@ -81,14 +78,14 @@ describe('RedisGuardrailStore (127.0.0.1:6379)', () => {
     try {
       const v1 = await s.create(draft('Layout'));
       const v2 = await s.update(v1.id, {}, { name: 'Layout 2', checks: v1.checks, actions: {} });
-      const hash = await r.conn.client.hgetall(keys.guardrail(v1.id));
+      const hash = await r.conn.client.hgetall(keys.item(v1.id));
       expect(Object.keys(hash).sort()).toEqual(['latest', 'scope', 'slug', `v:${v1.version_id}`, `v:${v2!.version_id}`].sort());
       expect(hash.latest).toBe(v2!.version_id);
       expect(JSON.parse(hash[`v:${v1.version_id}`]!)).toMatchObject({ name: 'Layout', version_id: v1.version_id });
       expect(await r.conn.client.hget(keys.slugs, 'w:ws-a\nlayout')).toBe(v1.id);
       expect(await r.conn.client.zscore(keys.ids, v1.id)).not.toBeNull();
       await s.delete(v1.id, {});
-      expect(await r.conn.client.exists(keys.guardrail(v1.id))).toBe(0);
+      expect(await r.conn.client.exists(keys.item(v1.id))).toBe(0);
       expect(await r.conn.client.hget(keys.slugs, 'w:ws-a\nlayout')).toBeNull();
       expect(await r.conn.client.zscore(keys.ids, v1.id)).toBeNull();
     } finally {

@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import { canonicalJson } from '../util/canonical.js';
 import {
   scopeKey,
   visibleTo,
-  type GuardrailChange,
-  type GuardrailListQuery,
-  type GuardrailPage,
-  type GuardrailRecord,
-  type GuardrailScope,
-} from './guardrail-store.js';
+  type ResourceKind,
+  type ResourceListQuery,
+  type ResourcePage,
+  type ResourceRecord,
+  type ResourceScope,
+} from './resource-store.js';
 
-/** One guardrail with all its versions. */
-export interface GuardrailEntry {
+/** One resource with all its versions. */
+export interface ResourceEntry<C> {
   id: string;
   slug: string;
   /** scopeKey() of its scope: the slug is unique within it. */
@@ -18,19 +19,19 @@ export interface GuardrailEntry {
   /** Creation order (the list's order). */
   seq: number;
   latest: string;
-  versions: Map<string, GuardrailRecord>;
+  versions: Map<string, ResourceRecord<C>>;
 }
 
 /**
- * The guardrails held in memory, indexed by id and by slug: the whole memory adapter's state, and
- * the Redis adapter's local mirror. Reads are synchronous. Counts its changes (`generation`).
+ * The resources of one kind held in memory, indexed by id and by slug: the whole memory adapter's
+ * state, and the Redis adapter's local mirror. Reads are synchronous. Counts its changes (`generation`).
  */
-export class GuardrailIndex {
-  private readonly byId = new Map<string, GuardrailEntry>();
+export class ResourceIndex<C> {
+  private readonly byId = new Map<string, ResourceEntry<C>>();
   /** `scope\nslug` → entry */
-  private readonly byScopedSlug = new Map<string, GuardrailEntry>();
+  private readonly byScopedSlug = new Map<string, ResourceEntry<C>>();
   /** slug → entries in every scope (for unscoped and organisation-wide slug lookups) */
-  private readonly bySlug = new Map<string, GuardrailEntry[]>();
+  private readonly bySlug = new Map<string, ResourceEntry<C>[]>();
   private gen = 0;
 
   get generation(): number {
@@ -41,8 +42,9 @@ export class GuardrailIndex {
     return this.byId.size;
   }
 
-  has(id: string): boolean {
-    return this.byId.has(id);
+  /** By id only, whatever its scope. */
+  entry(id: string): ResourceEntry<C> | undefined {
+    return this.byId.get(id);
   }
 
   slugTaken(scope: string, slug: string): boolean {
@@ -50,7 +52,7 @@ export class GuardrailIndex {
   }
 
   /** Add or replace an entry (all its versions). */
-  put(entry: GuardrailEntry): void {
+  put(entry: ResourceEntry<C>): void {
     this.drop(entry.id);
     this.byId.set(entry.id, entry);
     this.byScopedSlug.set(`${entry.scope}\n${entry.slug}`, entry);
@@ -61,7 +63,7 @@ export class GuardrailIndex {
   }
 
   /** Add a version to an entry and make it the latest. */
-  addVersion(entry: GuardrailEntry, record: GuardrailRecord): void {
+  addVersion(entry: ResourceEntry<C>, record: ResourceRecord<C>): void {
     entry.versions.set(record.version_id, record);
     entry.latest = record.version_id;
     this.gen++;
@@ -72,7 +74,7 @@ export class GuardrailIndex {
   }
 
   /** Replace everything (a full load from the shared store). */
-  replaceAll(entries: Iterable<GuardrailEntry>): void {
+  replaceAll(entries: Iterable<ResourceEntry<C>>): void {
     this.byId.clear();
     this.byScopedSlug.clear();
     this.bySlug.clear();
@@ -81,11 +83,11 @@ export class GuardrailIndex {
   }
 
   /** By id, else by slug: in the caller's scope, or the one visible entry with that slug. */
-  find(idOrSlug: string, caller: GuardrailScope | undefined): GuardrailEntry | undefined {
+  find(idOrSlug: string, caller: ResourceScope | undefined): ResourceEntry<C> | undefined {
     const byId = this.byId.get(idOrSlug);
     if (byId) return visibleTo(latest(byId), caller) ? byId : undefined;
     if (caller && caller.workspace_id !== undefined) return this.byScopedSlug.get(`${scopeKey(caller)}\n${idOrSlug}`);
-    let found: GuardrailEntry | undefined;
+    let found: ResourceEntry<C> | undefined;
     for (const e of this.bySlug.get(idOrSlug) ?? []) {
       if (!visibleTo(latest(e), caller)) continue;
       if (found) return undefined; // ambiguous: the same slug in two visible scopes
@@ -95,17 +97,17 @@ export class GuardrailIndex {
   }
 
   /** The latest version, or `versionId` when given (undefined when the entry has no such version). */
-  record(entry: GuardrailEntry, versionId?: string): GuardrailRecord | undefined {
+  record(entry: ResourceEntry<C>, versionId?: string): ResourceRecord<C> | undefined {
     return entry.versions.get(versionId ?? entry.latest);
   }
 
-  lookup(idOrSlug: string, versionId: string | undefined, caller: GuardrailScope | undefined): GuardrailRecord | undefined {
+  lookup(idOrSlug: string, versionId: string | undefined, caller: ResourceScope | undefined): ResourceRecord<C> | undefined {
     const e = this.find(idOrSlug, caller);
     return e && this.record(e, versionId);
   }
 
-  list(caller: GuardrailScope, q: GuardrailListQuery): GuardrailPage {
-    const matching: GuardrailRecord[] = [];
+  list(caller: ResourceScope, q: ResourceListQuery): ResourcePage<ResourceRecord<C>> {
+    const matching: ResourceRecord<C>[] = [];
     const entries = [...this.byId.values()].sort((a, b) => a.seq - b.seq);
     for (const e of entries) {
       const r = latest(e);
@@ -130,30 +132,32 @@ export class GuardrailIndex {
   }
 }
 
-function latest(e: GuardrailEntry): GuardrailRecord {
+function latest<C>(e: ResourceEntry<C>): ResourceRecord<C> {
   return e.versions.get(e.latest)!;
 }
 
 /** A new version's record: fresh version_id, the content of `change`, the owner scope of `owner`. */
-export function versionRecord(
+export function versionRecord<C extends { name: string }>(
+  kind: ResourceKind<C>,
   id: string,
   slug: string,
-  change: GuardrailChange,
-  owner: GuardrailScope,
+  change: C,
+  owner: ResourceScope,
   createdAt: string,
   updatedAt: string,
-): GuardrailRecord {
-  const r: GuardrailRecord = {
-    id,
-    slug,
-    version_id: randomUUID(),
-    name: change.name,
-    checks: change.checks.map((c) => ({ id: c.id, parameters: c.parameters })),
-    actions: { ...change.actions },
-    created_at: createdAt,
-    last_updated_at: updatedAt,
-  };
+): ResourceRecord<C> {
+  const r = { id, slug, version_id: randomUUID(), ...kind.content(change), created_at: createdAt, last_updated_at: updatedAt } as ResourceRecord<C>;
   if (owner.workspace_id !== undefined) r.workspace_id = owner.workspace_id;
   if (owner.organisation_id !== undefined) r.organisation_id = owner.organisation_id;
   return r;
+}
+
+/** Does a declaration change nothing of the latest version (same content, key order aside)? */
+export function sameContent<C extends { name: string }>(kind: ResourceKind<C>, a: C, b: C): boolean {
+  return canonicalJson(kind.content(a)) === canonicalJson(kind.content(b));
+}
+
+/** A declaration may not move a resource: the id exists in another scope. */
+export function declaredElsewhere(kind: ResourceKind<{ name: string }>, id: string, scope: string): Error {
+  return new Error(`${kind.label} ${id} exists in another scope (${scope}); a declaration cannot move it`);
 }

@@ -1,9 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { GuardrailDraft, GuardrailStore } from '../../src/state/guardrail-store.js';
+import type { ResourceDraft, ResourceScope, ResourceStoreOptions, ScopedResourceStore } from '../../src/state/resource-store.js';
+import type { RedisConnection } from '../../src/state/redis/connection.js';
+import type { RedisResourceStore } from '../../src/state/redis/resource-store.js';
+import { deleteByPrefix } from './redis-test-utils.js';
 
-export interface GuardrailStoreHarness {
-  store: GuardrailStore;
+export interface ResourceStoreHarness<C extends { name: string }> {
+  store: ScopedResourceStore<C>;
   cleanup?(): Promise<void>;
+}
+
+/** A kind's test content: `content(name, variant)` differs between variants 'a' and 'b'. */
+export interface ResourceFixture<C extends { name: string }> {
+  /** The kind's label (the slug when a name leaves nothing). */
+  label: string;
+  content(name: string, variant?: 'a' | 'b'): C;
 }
 
 const WS_A = { workspace_id: 'ws-a' };
@@ -11,19 +21,21 @@ const WS_B = { workspace_id: 'ws-b' };
 const ORG = { organisation_id: 'org-1' };
 const ALL = {};
 
-function draft(name: string, scope: { workspace_id?: string; organisation_id?: string } = WS_A, word = 'card'): GuardrailDraft {
-  return { name, checks: [{ id: 'default.contains', parameters: { words: [word], operator: 'none' } }], actions: { onFail: 'block' }, ...scope };
-}
-
 const page = (page_size: number, current_page: number) => ({ page_size, current_page });
 
-/** The behaviour every GuardrailStore shares, run against each adapter. */
-export function guardrailStoreContract(name: string, make: (clock: { now(): number }) => Promise<GuardrailStoreHarness>): void {
-  describe(`GuardrailStore contract: ${name}`, () => {
+/** The behaviour every versioned, scoped resource store shares (guardrails, prompts), run against each adapter. */
+export function resourceStoreContract<C extends { name: string }>(
+  name: string,
+  fixture: ResourceFixture<C>,
+  make: (clock: { now(): number }) => Promise<ResourceStoreHarness<C>>,
+): void {
+  const draft = (n: string, scope: ResourceScope = WS_A, variant: 'a' | 'b' = 'a'): ResourceDraft<C> => ({ ...fixture.content(n, variant), ...scope });
+  const change = (n: string, variant: 'a' | 'b' = 'b'): C => fixture.content(n, variant);
+  describe(`${fixture.label} store contract: ${name}`, () => {
     let t = 1_700_000_000_000;
     const clock = { now: () => t };
-    let h: GuardrailStoreHarness;
-    let s: GuardrailStore;
+    let h: ResourceStoreHarness<C>;
+    let s: ScopedResourceStore<C>;
     beforeEach(async () => {
       t = 1_700_000_000_000;
       h = await make(clock);
@@ -42,9 +54,7 @@ export function guardrailStoreContract(name: string, make: (clock: { now(): numb
         id: r.id,
         slug: 'no-card-numbers',
         version_id: r.version_id,
-        name: 'No Card Numbers!',
-        checks: [{ id: 'default.contains', parameters: { words: ['card'], operator: 'none' } }],
-        actions: { onFail: 'block' },
+        ...fixture.content('No Card Numbers!'),
         workspace_id: 'ws-a',
         created_at: '2023-11-14T22:13:20.000Z',
         last_updated_at: '2023-11-14T22:13:20.000Z',
@@ -56,7 +66,7 @@ export function guardrailStoreContract(name: string, make: (clock: { now(): numb
 
     it('slugs are URL-friendly: accents dropped, runs of other characters one dash, never empty', async () => {
       expect((await s.create(draft('  Ünïcode -- Façade  '))).slug).toBe('unicode-facade');
-      expect((await s.create(draft('***'))).slug).toBe('guardrail');
+      expect((await s.create(draft('***'))).slug).toBe(fixture.label);
       expect((await s.create(draft('x'.repeat(200)))).slug).toBe('x'.repeat(60));
     });
 
@@ -80,9 +90,9 @@ export function guardrailStoreContract(name: string, make: (clock: { now(): numb
       const v1 = await s.create(draft('Cards'));
       const gen = s.generation();
       t += 60_000;
-      const v2 = await s.update('cards', WS_A, { name: 'Cards (strict)', checks: [{ id: 'pii', parameters: {} }], actions: { onFail: 'log', message: 'no' } });
+      const v2 = await s.update('cards', WS_A, change('Cards (strict)'));
       expect(s.generation()).not.toBe(gen);
-      expect(v2).toMatchObject({ id: v1.id, slug: 'cards', name: 'Cards (strict)', workspace_id: 'ws-a', created_at: v1.created_at });
+      expect(v2).toMatchObject({ id: v1.id, slug: 'cards', ...change('Cards (strict)'), workspace_id: 'ws-a', created_at: v1.created_at });
       expect(v2!.version_id).not.toBe(v1.version_id);
       expect(v2!.last_updated_at).toBe('2023-11-14T22:14:20.000Z');
       expect(await s.get(v1.id, WS_A)).toEqual(v2);
@@ -90,12 +100,12 @@ export function guardrailStoreContract(name: string, make: (clock: { now(): numb
       expect(await s.get('cards', WS_A, v2!.version_id)).toEqual(v2);
       expect(s.lookup('cards')).toEqual(v2);
       expect(s.lookup('cards', v1.version_id)).toEqual(v1);
-      expect(s.lookup(v1.id, v1.version_id)?.checks).toEqual(v1.checks);
+      expect(s.lookup(v1.id, v1.version_id)).toMatchObject(fixture.content('Cards'));
       // the list shows the latest version once
       expect((await s.list(WS_A, page(10, 0))).data).toEqual([v2]);
     });
 
-    it('an unknown id, slug or version is undefined; a version of another guardrail is not this one\'s', async () => {
+    it('an unknown id, slug or version is undefined; a version of another resource is not this one\'s', async () => {
       const a = await s.create(draft('A'));
       const b = await s.create(draft('B'));
       expect(await s.get('nope', WS_A)).toBeUndefined();
@@ -104,17 +114,17 @@ export function guardrailStoreContract(name: string, make: (clock: { now(): numb
       expect(await s.get(a.id, WS_A, b.version_id)).toBeUndefined();
       expect(s.lookup('nope')).toBeUndefined();
       expect(s.lookup(a.id, b.version_id)).toBeUndefined();
-      expect(await s.update('nope', WS_A, draft('x'))).toBeUndefined();
+      expect(await s.update('nope', WS_A, change('x'))).toBeUndefined();
       expect(await s.delete('nope', WS_A)).toBeUndefined();
     });
 
-    it('scope isolation: a workspace sees, updates and deletes only its own guardrails; unscoped sees all', async () => {
+    it('scope isolation: a workspace sees, updates and deletes only its own resources; unscoped sees all', async () => {
       const a = await s.create(draft('Mine'));
       const b = await s.create(draft('Theirs', WS_B));
       expect(await s.get(a.id, WS_B)).toBeUndefined();
       expect(await s.get('mine', WS_B)).toBeUndefined();
       expect(await s.get(a.id, WS_B, a.version_id)).toBeUndefined();
-      expect(await s.update(a.id, WS_B, draft('Hijack'))).toBeUndefined();
+      expect(await s.update(a.id, WS_B, change('Hijack'))).toBeUndefined();
       expect(await s.delete(a.id, WS_B)).toBeUndefined();
       expect(await s.get(a.id, WS_A)).toEqual(a); // untouched
       expect((await s.list(WS_A, page(10, 0))).data.map((r) => r.id)).toEqual([a.id]);
@@ -122,7 +132,7 @@ export function guardrailStoreContract(name: string, make: (clock: { now(): numb
       expect((await s.list(ALL, page(10, 0))).data.map((r) => r.id)).toEqual([a.id, b.id]);
       expect(s.lookup(a.id, undefined, WS_B)).toBeUndefined();
       expect(s.lookup('theirs', undefined, WS_B)?.id).toBe(b.id);
-      // an organisation-scoped caller sees its organisation's guardrails only
+      // an organisation-scoped caller sees its organisation's resources only
       const o = await s.create(draft('Org wide', ORG));
       expect((await s.list(ORG, page(10, 0))).data.map((r) => r.id)).toEqual([o.id]);
       expect(await s.get(a.id, ORG)).toBeUndefined();
@@ -156,12 +166,12 @@ export function guardrailStoreContract(name: string, make: (clock: { now(): numb
       expect(await s.list(ALL, { workspace_id: 'ws-none', ...page(10, 0) })).toEqual({ object: 'list', data: [], total: 0 });
     });
 
-    it('delete removes the guardrail with every version; generation changes on each write', async () => {
+    it('delete removes the resource with every version; generation changes on each write', async () => {
       const g0 = s.generation();
       const v1 = await s.create(draft('Gone'));
       const g1 = s.generation();
       expect(g1).not.toBe(g0);
-      const v2 = await s.update(v1.id, WS_A, draft('Gone 2'));
+      const v2 = await s.update(v1.id, WS_A, change('Gone 2'));
       const g2 = s.generation();
       expect(g2).not.toBe(g1);
       expect(await s.delete('gone', WS_A)).toEqual(v2);
@@ -173,10 +183,55 @@ export function guardrailStoreContract(name: string, make: (clock: { now(): numb
       expect(await s.delete(v1.id, WS_A)).toBeUndefined();
     });
 
+    it('declare: creates under the given id, leaves it alone while its content is the same, adds a version when it changes', async () => {
+      const id = '6f1c2a34-5b6d-4e7f-8a9b-0c1d2e3f4a5b';
+      const first = await s.declare(id, draft('Declared'));
+      expect(first.outcome).toBe('created');
+      expect(first.record).toEqual({ ...fixture.content('Declared'), id, slug: 'declared', version_id: first.record.version_id, workspace_id: 'ws-a', created_at: first.record.created_at, last_updated_at: first.record.created_at });
+      expect(await s.get('declared', WS_A)).toEqual(first.record);
+      t += 1000;
+      expect(await s.declare(id, draft('Declared'))).toEqual({ record: first.record, outcome: 'unchanged' });
+      expect(await s.get(id, WS_A)).toEqual(first.record);
+      const changed = await s.declare(id, draft('Declared', WS_A, 'b'));
+      expect(changed.outcome).toBe('updated');
+      expect(changed.record).toMatchObject({ id, slug: 'declared', ...fixture.content('Declared', 'b'), created_at: first.record.created_at });
+      expect(changed.record.version_id).not.toBe(first.record.version_id);
+      expect(await s.get(id, WS_A, first.record.version_id)).toEqual(first.record);
+      expect((await s.list(WS_A, page(10, 0))).total).toBe(1);
+      // a declaration cannot move a resource to another scope
+      await expect(s.declare(id, draft('Declared', WS_B))).rejects.toThrow(/another scope/);
+      expect(await s.get(id, WS_A)).toEqual(changed.record);
+    });
+
     it('a slug that would look like a uuid is prefixed, so ids and slugs never collide', async () => {
       const r = await s.create(draft('123e4567-e89b-42d3-a456-426614174000'));
-      expect(r.slug).toBe('g-123e4567-e89b-42d3-a456-426614174000');
+      expect(r.slug).toBe(`${fixture.label[0]}-123e4567-e89b-42d3-a456-426614174000`);
       expect((await s.get(r.slug, WS_A))?.id).toBe(r.id);
     });
+  });
+}
+
+/**
+ * The contract on Redis (inside a describe with `sharedRedis()`): each test gets a store of its own
+ * under a fresh prefix, closed and cleaned after it.
+ */
+export function redisResourceStoreContract<C extends { name: string }>(
+  name: string,
+  fixture: ResourceFixture<C>,
+  redis: { readonly conn: RedisConnection; readonly runPrefix: string },
+  make: (conn: RedisConnection, opts: ResourceStoreOptions & { prefix: string }) => RedisResourceStore<C>,
+): void {
+  let n = 0;
+  resourceStoreContract(name, fixture, async (clock) => {
+    const prefix = `${redis.runPrefix}${n++}:`;
+    const store = make(redis.conn, { prefix, now: clock.now });
+    await store.ready(3000);
+    return {
+      store,
+      cleanup: async () => {
+        store.close();
+        await deleteByPrefix(redis.conn, prefix);
+      },
+    };
   });
 }

@@ -1,0 +1,8 @@
+import type express from 'express';
+import type { PromptsService } from '../../management/prompts.js';
+import { resourceRoutes } from './resource.js';
+
+/** The prompts API (README "Prompts"): `/v1/prompts` and `/v1/prompts/{id or slug}`. */
+export function promptRoutes(service: PromptsService, bodyLimitBytes: number): express.Router {
+  return resourceRoutes('/v1/prompts', service, bodyLimitBytes);
+}
