@@ -19,6 +19,8 @@ import type { Config } from '../config/schema.js';
 export type GuardrailLookup = (
   idOrSlug: string,
   versionId?: string,
+  /** The scope of the request's gateway key: only guardrails visible to it resolve (none: every one). */
+  scope?: { workspace_id?: string | undefined; organisation_id?: string | undefined },
 ) => { checks: { id: string; parameters: Record<string, unknown> }[]; denyOnFail?: boolean; message?: string } | undefined;
 
 /** Keys of a guardrail entry that are not check ids. */

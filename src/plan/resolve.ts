@@ -228,13 +228,16 @@ export class ConfigResolver {
         return usableBy(owner, caller) ? e : undefined;
       },
     };
-    // And stored guardrails through one that notes that the plan used any (their store's version then).
+    // And stored guardrails through one that notes that the plan used any (their store's version then)
+    // and looks them up in the caller's scope: a workspace's key resolves only what it may see, so the
+    // plan is built for this caller.
     let guardrailsSeen: number | undefined;
     const lookup = this.deps.guardrails;
     const guardrails: GuardrailLookup | undefined = lookup
       ? (idOrSlug, versionId) => {
           guardrailsSeen ??= this.deps.guardrailsVersion?.() ?? 0;
-          return lookup(idOrSlug, versionId);
+          builtFor = callerOf(caller);
+          return lookup(idOrSlug, versionId, caller);
         }
       : undefined;
     const plan = buildPlan(config, { ...this.deps, virtualKeys: recording, guardrails }, 'config', headerFields);

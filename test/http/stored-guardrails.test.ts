@@ -77,3 +77,49 @@ describe('stored guardrails named by configs', () => {
     expect(r.json.error.code).toBe('invalid_config');
   });
 });
+
+describe('stored guardrails are looked up in the scope of the request\'s gateway key', () => {
+  const KEY_A = 'sk-test-guard-workspace-a-0123456789';
+  const KEY_B = 'sk-test-guard-workspace-b-0123456789';
+  let scoped: TestGateway;
+  beforeAll(async () => {
+    scoped = await startGateway({
+      bootstrapYaml: `
+api_keys:
+  - { key: ${KEY_A}, name: team-a, workspace_id: ws-a }
+  - { key: ${KEY_B}, name: team-b, workspace_id: ws-b }
+`,
+    });
+  });
+  afterAll(async () => {
+    await scoped?.close();
+  });
+  const as = (key: string, config: unknown, content: string) =>
+    post(`${scoped.url}/v1/chat/completions`, { 'content-type': 'application/json', 'x-gateway-api-key': key, 'x-gateway-config': JSON.stringify(config) }, chat(content));
+
+  it('a workspace key uses its own workspace\'s guardrail; another workspace\'s key cannot name it, even after the same config was served (plan cache)', async () => {
+    const created = await post(`${scoped.url}/v1/guardrails`, { 'content-type': 'application/json', 'x-gateway-api-key': KEY_A }, { ...guardrail('alpha'), workspace_id: undefined });
+    expect(created.status).toBe(201);
+    const config = { ...target(), input_guardrails: [created.json.slug] };
+
+    expect((await as(KEY_A, config, 'say alpha')).status).toBe(446);
+    const other = await as(KEY_B, config, 'say alpha');
+    expect(other.status).toBe(400);
+    expect(other.json.error.param).toBe('config.input_guardrails[0]');
+    const byId = await as(KEY_B, { ...target(), input_guardrails: [created.json.id] }, 'say alpha');
+    expect(byId.status).toBe(400);
+    // and the owner's plan, cached, still denies
+    expect((await as(KEY_A, config, 'say alpha')).status).toBe(446);
+  });
+
+  it('each workspace resolves the same slug to its own guardrail', async () => {
+    const a = await post(`${scoped.url}/v1/guardrails`, { 'content-type': 'application/json', 'x-gateway-api-key': KEY_A }, { ...guardrail('apples'), name: 'Fruit', workspace_id: undefined });
+    const b = await post(`${scoped.url}/v1/guardrails`, { 'content-type': 'application/json', 'x-gateway-api-key': KEY_B }, { ...guardrail('bananas'), name: 'Fruit', workspace_id: undefined });
+    expect(a.json.slug).toBe(b.json.slug);
+    const config = { ...target(), input_guardrails: [a.json.slug] };
+    expect((await as(KEY_A, config, 'apples')).status).toBe(446);
+    expect((await as(KEY_A, config, 'bananas')).status).toBe(200);
+    expect((await as(KEY_B, config, 'apples')).status).toBe(200);
+    expect((await as(KEY_B, config, 'bananas')).status).toBe(446);
+  });
+});
