@@ -8,6 +8,9 @@ import { RedisGuardrailStore } from './redis/guardrail-store.js';
 import type { PolicyStore } from './policy-store.js';
 import { MemoryPolicyStore } from './memory/policy-store.js';
 import { RedisPolicyStore } from './redis/policy-store.js';
+import type { UsageCounters } from './usage-counters.js';
+import { MemoryUsageCounters } from './memory/usage-counters.js';
+import { RedisUsageCounters } from './redis/usage-counters.js';
 import { MemoryBreakerStore } from './memory/breaker-store.js';
 import { MemoryCacheStore } from './memory/cache-store.js';
 import { MemoryVectorIndex } from './memory/vector-index.js';
@@ -27,8 +30,10 @@ export interface Stores {
   breakers: BreakerStore;
   /** Stored guardrails (the guardrails API); reads answer from memory (with Redis: a mirror). */
   guardrails: GuardrailStore;
-  /** Usage-limit policies (the usage-limits API, bootstrap `usage_limits`); reads go to the store. */
+  /** Usage-limit policies (the usage-limits API, bootstrap `usage_limits`); enforcement reads a mirror. */
   policies: PolicyStore;
+  /** The policies' usage counters (reservations, usage per period and group, alert flags). */
+  usage: UsageCounters;
   /** Request records (GET /v1/logs): a memory ring, or one capped stream shared through Redis. */
   requestLogs: RequestLogStore;
   /** False while a shared backend is unreachable: caching is skipped (DISABLED), breakers run locally. */
@@ -57,6 +62,7 @@ export function createStores(o: StoreOptions): Stores {
       breakers: new MemoryBreakerStore(),
       guardrails: new MemoryGuardrailStore(),
       policies: new MemoryPolicyStore(),
+      usage: new MemoryUsageCounters(),
       requestLogs: new MemoryRequestLogStore(o.requestLogSize),
       available: () => true,
       start: () => Promise.resolve(),
@@ -67,23 +73,26 @@ export function createStores(o: StoreOptions): Stores {
   const vectors = new RedisVectorIndex(conn);
   const breakers = new RedisBreakerStore(conn, o.onRemoteTransition ? { onRemoteTransition: o.onRemoteTransition } : {});
   const guardrails = new RedisGuardrailStore(conn);
+  const policies = new RedisPolicyStore(conn);
   return {
     kind: 'redis',
     cache: new RedisCacheStore(conn),
     vectors,
     breakers,
     guardrails,
-    policies: new RedisPolicyStore(conn),
+    policies,
+    usage: new RedisUsageCounters(conn),
     requestLogs: new RedisRequestLogStore(conn, { capacity: o.requestLogSize }),
     available: () => conn.available(),
     async start(timeoutMs) {
       await conn.waitUntilReady(timeoutMs);
-      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs)]);
+      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs), policies.ready(timeoutMs)]);
     },
     async close() {
       vectors.close();
       breakers.close();
       guardrails.close();
+      policies.close();
       await conn.close();
     },
   };

@@ -13,7 +13,7 @@ import {
   type GuardrailStore,
   type GuardrailStoreOptions,
 } from '../guardrail-store.js';
-import { SyncTracker } from './sync-tracker.js';
+import { followChannel, type SyncTracker } from './sync-tracker.js';
 import { observed, type RedisConnection } from './connection.js';
 
 export interface RedisGuardrailStoreOptions extends GuardrailStoreOptions {
@@ -122,12 +122,13 @@ export class RedisGuardrailStore implements GuardrailStore {
     conn.client.defineCommand('sluiceGrCreate', { numberOfKeys: 4, lua: CREATE_LUA });
     conn.client.defineCommand('sluiceGrUpdate', { numberOfKeys: 1, lua: UPDATE_LUA });
     conn.client.defineCommand('sluiceGrDelete', { numberOfKeys: 3, lua: DELETE_LUA });
-    this.sync = new SyncTracker('RedisGuardrailStore', conn, () => observed(conn, REDIS_GUARDRAIL_STORE, 'load', () => this.load()));
-    this.stopListening = conn.listen(
+    ({ sync: this.sync, stop: this.stopListening } = followChannel(
+      'RedisGuardrailStore',
+      conn,
       this.keys.channel,
+      () => observed(conn, REDIS_GUARDRAIL_STORE, 'load', () => this.load()),
       (id) => void this.refresh(id).catch(() => {}),
-      () => void this.sync.run(),
-    );
+    ));
   }
 
   /** Resolves once a first load from Redis has completed, or rejects after `timeoutMs`. */
