@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { formatPath, toIssues } from './issues.js';
 import { PROVIDER_FIELDS_SHAPE } from './provider-fields.js';
 import { declaredId, UsageLimitEntrySchema } from './usage-limits.js';
+import { PricesSchema } from './prices.js';
 
 const str = z.string().min(1);
 
@@ -34,6 +35,8 @@ export const BootstrapSchema = z.strictObject({
   provider_base_urls: z.record(str, z.url({ protocol: /^https?$/ })).default({}),
   /** Usage-limit policies stored at every start (the API's body, plus an optional fixed `id`). */
   usage_limits: z.array(UsageLimitEntrySchema).optional(),
+  /** Prices over the shipped table: provider → model (or `*`) → {input, cached_input?, cache_write_input?, output}, USD per million tokens. */
+  prices: PricesSchema.optional(),
 });
 export type Bootstrap = z.infer<typeof BootstrapSchema>;
 
