@@ -47,6 +47,16 @@ export const ERROR_CATALOG = {
     type: 'hooks_failed',
     message: 'A guardrail or hook denied the request or its answer.',
   },
+  usage_limit_exceeded: {
+    status: 412,
+    type: 'usage_limit_error',
+    message: 'A usage-limit policy is exhausted for this request until its period resets.',
+  },
+  price_unknown: {
+    status: 412,
+    type: 'usage_limit_error',
+    message: 'A cost usage-limit policy applies to this request, but the price table has no price for its model.',
+  },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   unsupported_media_type: {
     status: 415,
@@ -59,6 +69,11 @@ export const ERROR_CATALOG = {
   stream_interrupted: { status: 502, type: 'upstream_error', message: 'The provider stream ended before it was complete.' },
   circuit_open: { status: 503, type: 'server_error', message: 'Every eligible target has an open circuit.' },
   store_unavailable: { status: 503, type: 'server_error', message: 'The shared store is not reachable; the change was not confirmed. Read it back, then retry.' },
+  usage_limits_unavailable: {
+    status: 503,
+    type: 'server_error',
+    message: 'The usage counters cannot be reached, so a request under a usage-limit policy cannot be admitted; retry the request.',
+  },
   shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down; retry the request.' },
   upstream_timeout: { status: 504, type: 'timeout_error', message: 'The provider did not answer in time.' },
   internal_error: { status: 500, type: 'server_error', message: 'Internal gateway error.' },
