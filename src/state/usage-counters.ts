@@ -44,28 +44,40 @@ export interface Period {
 
 const ymd = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
-/** The period `now` falls in, for a policy's `periodic_reset` (UTC boundaries). */
-export function periodOf(reset: PeriodicReset | null, now: number): Period {
+function computePeriod(reset: PeriodicReset | null, now: number): { start: number; period: Period } {
   switch (reset) {
     case 'daily': {
       const start = Math.floor(now / DAY_MS) * DAY_MS;
-      return { key: `d${ymd(start)}`, end: start + DAY_MS };
+      return { start, period: { key: `d${ymd(start)}`, end: start + DAY_MS } };
     }
     case 'weekly': {
       const day = Math.floor(now / DAY_MS) * DAY_MS;
       const sinceMonday = (new Date(day).getUTCDay() + 6) % 7;
       const start = day - sinceMonday * DAY_MS;
-      return { key: `w${ymd(start)}`, end: start + 7 * DAY_MS };
+      return { start, period: { key: `w${ymd(start)}`, end: start + 7 * DAY_MS } };
     }
     case 'monthly': {
       const d = new Date(now);
       const y = d.getUTCFullYear();
       const m = d.getUTCMonth();
-      return { key: `m${ymd(Date.UTC(y, m, 1)).slice(0, 7)}`, end: Date.UTC(y, m + 1, 1) };
+      const start = Date.UTC(y, m, 1);
+      return { start, period: { key: `m${ymd(start).slice(0, 7)}`, end: Date.UTC(y, m + 1, 1) } };
     }
     default:
-      return { key: 'all', end: Infinity };
+      return { start: -Infinity, period: { key: 'all', end: Infinity } };
   }
+}
+
+/** The last period computed per reset kind: requests reuse it until the clock leaves it. */
+const lastPeriod = new Map<PeriodicReset | null, { start: number; period: Period }>();
+
+/** The period `now` falls in, for a policy's `periodic_reset` (UTC boundaries). Do not change the answer. */
+export function periodOf(reset: PeriodicReset | null, now: number): Period {
+  const hit = lastPeriod.get(reset);
+  if (hit && now >= hit.start && now < hit.period.end) return hit.period;
+  const p = computePeriod(reset, now);
+  lastPeriod.set(reset, p);
+  return p.period;
 }
 
 /** A policy amount (tokens, or USD for cost) in whole counter units. */
