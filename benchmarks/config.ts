@@ -1,6 +1,6 @@
 /**
  * The benchmark's settings, read once from the environment (BENCH_QUICK, BENCH_REPS, BENCH_REDIS_URL,
- * BENCH_NO_REDIS, BENCH_QUIET_WAIT_S, BENCH_HARD_LIMIT_S), and the request bodies every scenario sends.
+ * BENCH_LIMITS_REDIS_URL, BENCH_NO_REDIS, BENCH_QUIET_WAIT_S, BENCH_HARD_LIMIT_S), and the request bodies every scenario sends.
  */
 import path from 'node:path';
 import { BENCH_DIR } from './lib.js';
@@ -42,6 +42,15 @@ export const CFG = {
     maxAgeS: 600,
     redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/15',
     redis: process.env.BENCH_NO_REDIS !== '1',
+  },
+  /**
+   * usage-limits: the same request with one active tokens policy vs archived, on one gateway with
+   * Redis (db 14 by default: flushed before and after).
+   */
+  usageLimits: {
+    throughputS: QUICK ? 3 : 5,
+    warmupS: QUICK ? 2 : 3,
+    redisUrl: process.env.BENCH_LIMITS_REDIS_URL ?? 'redis://127.0.0.1:6379/14',
   },
   /** semantic: MemoryVectorIndex lookups (benchmarks/semantic-lookup.ts) in a pinned child process. */
   semantic: { sizes: [1_000, 10_000, 100_000], searches: QUICK ? 1_000 : 2_000, dims: 256 },

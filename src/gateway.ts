@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { createHandler, endInFlight } from './http/app.js';
 import type { Socket } from 'node:net';
-import type { Bootstrap } from './config/bootstrap.js';
+import { BootstrapError, type Bootstrap } from './config/bootstrap.js';
+import { PriceTable } from './config/prices.js';
+import { UsageLimits } from './operators/usage-limit.js';
 import type { ServerOptions } from './config/options.js';
 import { describeGatewayError, loadPipelines, PipelineError } from './config/pipelines.js';
 import { ConfigResolver } from './plan/resolve.js';
@@ -84,6 +86,9 @@ export interface Gateway {
 export function connectionsCheckingIntervalMs(headersMs: number, requestMs: number): number {
   return Math.max(25, Math.min(1000, Math.floor(Math.min(headersMs, requestMs) / 4)));
 }
+
+/** How long an alert webhook call may take. */
+const ALERT_WEBHOOK_TIMEOUT_MS = 5000;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -203,8 +208,34 @@ export function createGateway(init: GatewayInit): Gateway {
     if (node.kind !== 'target') throw new PipelineError('semantic_cache.embeddings must name one target');
     embed = providerEmbedder(node, embeddings.model, () => pipelineDeps!);
   }
-  const policies = new PoliciesService(stores.policies);
+  const now = init.now ?? (() => performance.timeOrigin + performance.now());
+  const policies = new PoliciesService(stores.policies, stores.usage, now);
   const prompts = new PromptsService(stores.prompts);
+  const prices = new PriceTable(bootstrap?.prices, (name) => {
+    const p = registry.find(name);
+    if (!p) throw new BootstrapError(`bootstrap is invalid:\n  prices.${name}: unknown provider; known: ${registry.ids().join(', ')}`);
+    return p.descriptor.id;
+  });
+  const webhook = options['usage-limit-alert-webhook'];
+  if (webhook !== undefined) {
+    try {
+      hostGuard.checkUrl(webhook);
+    } catch (e) {
+      throw new Error(`--usage-limit-alert-webhook (GATEWAY_USAGE_LIMIT_ALERT_WEBHOOK): ${(e as Error).message.replace(/^custom_host /, '')}`);
+    }
+  }
+  // Usage limits and the ledger: every answer is priced (x-gateway-cost, the log's cost); requests
+  // that match an active policy reserve their estimate and settle with the reported usage.
+  const usageLimits = new UsageLimits({
+    policies: stores.policies,
+    counters: stores.usage,
+    prices,
+    telemetry,
+    logger: { warn: (o) => logger.warn(o) },
+    now,
+    onStoreError: options['usage-limits-on-store-error'],
+    ...(webhook !== undefined ? { webhook: { url: webhook, http: checkDeps.http, timeoutMs: ALERT_WEBHOOK_TIMEOUT_MS } } : {}),
+  });
   let draining = false;
   // Open client connections (added and removed once per connection, not per request): at the
   // shutdown deadline the exchange each one is answering is ended with a word.
@@ -227,11 +258,12 @@ export function createGateway(init: GatewayInit): Gateway {
       },
       streamIdleTimeoutMs: options['stream-idle-timeout'],
       requestBudgetMs: options['request-budget'],
-      now: init.now ?? (() => performance.timeOrigin + performance.now()),
+      now,
       random: init.random ?? Math.random,
       fetch: egressFetch,
       hooks: hookDeps,
     }),
+    stages: { usageLimit: usageLimits.operator(), ledger: usageLimits },
     metrics: telemetry.registry,
     apiKeys: catalog.apiKeys,
     guardrails: new GuardrailsService(stores.guardrails, init.validateChecks ?? checksValidator(resolveCheck)),
@@ -281,7 +313,7 @@ export function createGateway(init: GatewayInit): Gateway {
   async function declarePolicies(): Promise<void> {
     const entries = bootstrap?.usage_limits ?? [];
     if (entries.length === 0 || (await declareFromFile('usage_limits', () => policies.declare(entries))) === undefined) return;
-    logger.warn({ msg: 'usage-limit policies are stored and listed, but this build does not enforce them yet: no request is limited', declared: entries.length });
+    logger.info({ msg: 'usage-limit policies declared', declared: entries.length, counters: stores.usage.kind });
   }
 
   /** The bootstrap file's prompts into the prompt store (a changed entry adds a version). */
@@ -359,6 +391,7 @@ export function createGateway(init: GatewayInit): Gateway {
         await closed;
       }
       clearInterval(sweep);
+      usageLimits.stop();
       await Promise.all([dispatchers.trusted.close(), dispatchers.guarded.close(), stores.close(), checkDeps.close()]);
     },
   };

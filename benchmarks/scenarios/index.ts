@@ -10,5 +10,6 @@ import { routingExperiment } from './routing-experiment.js';
 import { guardrails } from './guardrails.js';
 import { cacheScenario } from './cache.js';
 import { semantic } from './semantic.js';
+import { usageLimits } from './usage-limits.js';
 
-export const SCENARIOS: Scenario[] = [throughput, fixedRate, streams, providerStreams, logWarn, routingOverhead, routingExperiment, guardrails, cacheScenario, semantic];
+export const SCENARIOS: Scenario[] = [throughput, fixedRate, streams, providerStreams, logWarn, routingOverhead, routingExperiment, guardrails, usageLimits, cacheScenario, semantic];

@@ -6,6 +6,7 @@ import { PROVIDER_FIELDS_SHAPE } from './provider-fields.js';
 import { declaredId, UsageLimitEntrySchema } from './usage-limits.js';
 import { declaredPromptId, PromptEntrySchema } from './prompts.js';
 import { API_KEY_SCOPES } from '../security/api-keys.js';
+import { PricesSchema } from './prices.js';
 
 const str = z.string().min(1);
 
@@ -40,6 +41,8 @@ export const BootstrapSchema = z.strictObject({
   usage_limits: z.array(UsageLimitEntrySchema).optional(),
   /** Prompt templates stored at every start (the API's body, plus an optional fixed `id`). */
   prompts: z.array(PromptEntrySchema).optional(),
+  /** Prices over the shipped table: provider → model (or `*`) → {input, cached_input?, cache_write_input?, output}, USD per million tokens. */
+  prices: PricesSchema.optional(),
 });
 export type Bootstrap = z.infer<typeof BootstrapSchema>;
 

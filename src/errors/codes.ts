@@ -50,6 +50,16 @@ export const ERROR_CATALOG = {
     type: 'hooks_failed',
     message: 'A guardrail or hook denied the request or its answer.',
   },
+  usage_limit_exceeded: {
+    status: 412,
+    type: 'usage_limit_error',
+    message: 'A usage-limit policy is exhausted for this request until its period resets.',
+  },
+  price_unknown: {
+    status: 412,
+    type: 'usage_limit_error',
+    message: 'A cost usage-limit policy applies to this request, but the price table has no price for its model.',
+  },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   unsupported_media_type: {
     status: 415,
@@ -66,6 +76,11 @@ export const ERROR_CATALOG = {
     status: 503,
     type: 'server_error',
     message: 'This gateway has no master key (SLUICE_MASTER_KEY), so it does not store secrets.',
+  },
+  usage_limits_unavailable: {
+    status: 503,
+    type: 'server_error',
+    message: 'The usage counters cannot be reached, so a request under a usage-limit policy cannot be admitted; retry the request.',
   },
   shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down; retry the request.' },
   upstream_timeout: { status: 504, type: 'timeout_error', message: 'The provider did not answer in time.' },

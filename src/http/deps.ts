@@ -3,6 +3,7 @@ import { headerValue, REQUEST_HEADERS } from '../config/headers.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../util/log.js';
 import type { PipelineDeps } from '../pipeline/context.js';
+import type { Stages } from '../pipeline/run-request.js';
 import type { ConfigResolver } from '../plan/resolve.js';
 import type { ApiKeyStore } from '../state/api-key-store.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
@@ -19,6 +20,8 @@ import type { Exchange } from './exchange.js';
 export interface AppDeps {
   resolver: ConfigResolver;
   pipeline: PipelineDeps;
+  /** The request stages beyond the plan (usage limits and the ledger); absent: none. */
+  stages?: Stages;
   apiKeys: ApiKeyStore;
   /** The guardrails API's logic (POST/GET/PUT/DELETE /v1/guardrails). */
   guardrails: GuardrailsService;

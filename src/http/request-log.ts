@@ -16,6 +16,8 @@ export interface RequestLogSource {
         readonly request: { readonly stream: boolean; readonly body?: Record<string, unknown> | undefined };
         readonly attempts: number;
         readonly usage?: Usage;
+        /** The request's cost in USD, when priced. */
+        readonly cost?: number;
         readonly hooks?: { readonly before: readonly HookLogEntry[]; readonly after: readonly HookLogEntry[] };
       }
     | undefined;
@@ -77,6 +79,7 @@ function requestLine(ex: RequestLogSource, latencyMs: number): string {
     if (typeof model === 'string') s += `,"model":${str(model)}`;
     if (ctx.attempts !== undefined) s += `,"attempts":${num(ctx.attempts)}`;
     if (ctx.usage) s += `,"usage":${JSON.stringify(ctx.usage)}`;
+    if (ctx.cost !== undefined) s += `,"cost":${num(ctx.cost)}`;
     if (ctx.hooks) s += `,"hooks":${JSON.stringify(hooksSummary(ctx.hooks.before, ctx.hooks.after))}`;
   }
   if (meta) {
@@ -117,6 +120,7 @@ const PROBE: RequestLogSource = {
     request: { stream: true, body: { model: 'm"1', messages: [] } },
     attempts: 2,
     usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+    cost: 0.000012345,
     hooks: { before: [{ id: 'h"1', verdict: false, deny: true, feedback: { value: -1, weight: 2 } }], after: [{ id: 'h2', verdict: true, deny: false }] },
   },
   meta: { provider: 'openai', target: 'config.targets[0]', cacheStatus: 'MISS' },

@@ -1,16 +1,16 @@
 import type { RequestLogRecord } from '../state/request-log-store.js';
 import { hooksSummary, type RequestLogSource } from './request-log.js';
 
-/** What a request's record is read from: the log line's source (an `Exchange`) plus the retries and the cost. */
+/** What a request's record is read from: the log line's source (an `Exchange`) plus the retries. */
 export interface RequestRecordSource extends RequestLogSource {
-  readonly ctx: (NonNullable<RequestLogSource['ctx']> & { readonly cost?: number }) | undefined;
+  readonly ctx: NonNullable<RequestLogSource['ctx']> | undefined;
   readonly meta: (NonNullable<RequestLogSource['meta']> & { readonly retries?: number }) | undefined;
 }
 
 /**
  * The request's record for GET /v1/logs: the log line's fields under the same names (built from
  * the same exchange, no second parse), plus `time`, the key's workspace and organisation, the body's
- * `model`, the answering target's `retries` and the `cost` when one was computed. Of the body only
+ * `model` and the answering target's `retries`. Of the body only
  * `model` is read: no prompt, answer, header or key reaches a record. Objects the exchange already
  * holds (metadata, usage) are shared, not copied.
  */

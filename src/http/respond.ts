@@ -6,6 +6,7 @@ import { sendError } from './errors.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 import type { Flow } from '../upstream/flow.js';
 import { SSE_DONE, SSE_HEADERS, sseComment, sseData, sseError } from '../upstream/sse-encode.js';
+import { formatCost } from '../config/prices.js';
 
 function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): void {
   ex.meta = meta;
@@ -79,12 +80,17 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs:
   const subscription = events.subscribe({
     next(ev) {
       switch (ev.type) {
-        case 'json':
+        case 'json': {
           setAnswerHeaders(ex, res, ev.meta);
+          // The request's cost (USD), priced before the answer reached here; a stream's headers go
+          // before its usage is known, so only JSON answers carry it.
+          const cost = ex.ctx?.cost;
+          if (cost !== undefined) res.setHeader('x-gateway-cost', formatCost(cost));
           res.statusCode = ev.status;
           res.setHeader('content-type', 'application/json; charset=utf-8');
           res.end(ev.raw ?? JSON.stringify(ev.body));
           return;
+        }
         case 'stream-start':
           setAnswerHeaders(ex, res, ev.meta);
           res.writeHead(200, SSE_HEADERS);

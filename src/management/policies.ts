@@ -5,6 +5,7 @@ import { fieldError, managementScope, NoQuery, ownerScope, PAGE_SIZE_DEFAULT, PA
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { DeclaredPolicy, PolicyDefinition, PolicyPage, PolicyScope, PolicyStore, UsageLimitPolicy } from '../state/policy-store.js';
+import { fromUnits, type UsageCounters } from '../state/usage-counters.js';
 
 const count = z
   .string()
@@ -44,23 +45,30 @@ function definition(b: UsageLimitBody, status: UsageLimitPolicy['status']): Poli
  * by the caller's gateway key as the guardrails API does (common.ts `managementScope`: a workspace key
  * creates in and sees only its workspace, another workspace's policy is a 404 as an unknown one, and
  * naming another workspace is a 403), and the answers. No HTTP types.
- * Policies are stored and listed only: no request is limited by them yet (README "Usage limits").
+ * Every policy answered carries its `value_key_usage_map`: each group's usage in the current period,
+ * read from the usage counters (src/operators/usage-limit.ts enforces the policies).
  */
 export class PoliciesService {
-  constructor(private readonly store: PolicyStore) {}
+  constructor(
+    private readonly store: PolicyStore,
+    private readonly counters: UsageCounters,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async create(body: unknown, key: ApiKeyRecord | undefined): Promise<UsageLimitPolicy> {
     const scope = managementScope(key);
     const b = parseOrThrow(UsageLimitBodySchema, body, 'invalid_request_body', 'request body');
     const owner = policyOwner(b, scope);
-    return storeWrite(() => this.store.create({ ...definition(b, b.status ?? 'active'), ...owner }));
+    return this.withUsage(await storeWrite(() => this.store.create({ ...definition(b, b.status ?? 'active'), ...owner })));
   }
 
   async list(query: unknown, key: ApiKeyRecord | undefined): Promise<PolicyPage> {
     const scope = managementScope(key);
     const q = parseOrThrow(PolicyListQuerySchema, query, 'invalid_query_parameter', 'query');
     withinScope(q, scope);
-    return storeWrite(() => this.store.list(scope, q));
+    const page = await storeWrite(() => this.store.list(scope, q));
+    await Promise.all(page.data.map((p) => this.withUsage(p)));
+    return page;
   }
 
   async get(id: string, query: unknown, key: ApiKeyRecord | undefined): Promise<UsageLimitPolicy> {
@@ -68,6 +76,13 @@ export class PoliciesService {
     parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
     const p = await storeWrite(() => this.store.get(id, scope));
     if (!p) throw notFound(id);
+    return this.withUsage(p);
+  }
+
+  /** `p` with each group's usage in the current period (in the policy's unit: tokens, or USD). */
+  private async withUsage(p: UsageLimitPolicy): Promise<UsageLimitPolicy> {
+    const units = await storeWrite(() => this.counters.usage({ policyId: p.id, type: p.type, reset: p.periodic_reset }, this.now()));
+    p.value_key_usage_map = Object.fromEntries(Object.entries(units).map(([g, u]) => [g, fromUnits(p.type, u)]));
     return p;
   }
 
@@ -89,7 +104,7 @@ export class PoliciesService {
     if (b.type !== current.type) throw fieldError('invalid_request_body', 'type', `a policy's type cannot change (it is "${current.type}"); archive it and create another`);
     const p = await storeWrite(() => this.store.update(current.id, scope, definition(b, b.status ?? current.status)));
     if (!p) throw notFound(id);
-    return p;
+    return this.withUsage(p);
   }
 
   /** DELETE archives (status → archived) and answers the policy; archiving again changes nothing. */
@@ -98,7 +113,7 @@ export class PoliciesService {
     parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
     const p = await storeWrite(() => this.store.archive(id, scope));
     if (!p) throw notFound(id);
-    return p;
+    return this.withUsage(p);
   }
 
   /** Stores the bootstrap file's policies (validated at parse time); answers how many. */

@@ -25,6 +25,17 @@ const statusClass = (status: number): string => {
 const OUTCOMES: readonly Outcome[] = ['success', 'error', 'timeout', 'cancelled', 'circuit_open'];
 const OUTCOME_SLOT: Record<Outcome, number> = { success: 0, error: 1, timeout: 2, cancelled: 3, circuit_open: 4 };
 
+/** Distinct policy ids reported before the rest become `other` (policies are created through an API). */
+const POLICY_LABELS_MAX = 1000;
+
+/** `value` while fewer than `max` distinct values were seen, else `other`: a label a client cannot blow up. */
+function bounded(seen: Set<string>, value: string, max: number): string {
+  if (seen.has(value)) return value;
+  if (seen.size >= max) return 'other';
+  seen.add(value);
+  return value;
+}
+
 /** The series of one target (labels object), bound on its first use. */
 interface TargetCells {
   target: string;
@@ -154,6 +165,41 @@ export class PrometheusTelemetry implements Telemetry {
     this.registry,
   );
 
+  private readonly usageTokens = new CounterFamily(
+    'sluice_usage_tokens_total',
+    'Tokens of the requests answered, as the provider reported them, per gateway-key workspace, provider and token type (input, output).',
+    ['workspace', 'provider', 'token_type'],
+    this.registry,
+  );
+  private readonly usageCost = new CounterFamily(
+    'sluice_usage_cost_usd_total',
+    'Cost of the requests answered (USD, from the price table; unpriced models add nothing), per gateway-key workspace and provider.',
+    ['workspace', 'provider'],
+    this.registry,
+  );
+  private readonly limitRejections = new CounterFamily(
+    'sluice_usage_limit_rejections_total',
+    'Requests refused (412) by a usage-limit policy, per policy id.',
+    ['policy'],
+    this.registry,
+  );
+  private readonly limitAlerts = new CounterFamily(
+    'sluice_usage_limit_alerts_total',
+    'Usage-limit alerts (a group reached its alert_threshold; once per period and group), per policy id.',
+    ['policy'],
+    this.registry,
+  );
+  private readonly limitStoreErrors = new CounterFamily(
+    'sluice_usage_limit_store_errors_total',
+    'Requests under a usage-limit policy whose counters could not be reached: admitted without a reservation (fail open) or refused with 503 (fail closed).',
+    ['outcome'],
+    this.registry,
+  );
+  /** Usage cells per workspace, then provider: [input, output, cost]. */
+  private readonly usageCells = new Map<string, Map<string, [CounterCell, CounterCell, CounterCell]>>();
+  private readonly seenWorkspaces = new Set<string>();
+  private readonly seenPolicies = new Set<string>();
+
   constructor(
     private readonly maxTargets = 500,
     defaultMetrics = true,
@@ -185,11 +231,37 @@ export class PrometheusTelemetry implements Telemetry {
     g.set(g.value + value * weight);
   }
 
+  usage(workspace: string, provider: string, usage: Usage, costUsd: number | undefined): void {
+    let byProvider = this.usageCells.get(workspace);
+    if (!byProvider) {
+      byProvider = new Map();
+      this.usageCells.set(workspace, byProvider);
+    }
+    let cells = byProvider.get(provider);
+    if (!cells) {
+      const ws = bounded(this.seenWorkspaces, workspace === '' ? 'none' : workspace, this.maxTargets);
+      cells = [this.usageTokens.cell(ws, provider, 'input'), this.usageTokens.cell(ws, provider, 'output'), this.usageCost.cell(ws, provider)];
+      byProvider.set(provider, cells);
+    }
+    cells[0].inc(usage.prompt_tokens);
+    cells[1].inc(usage.completion_tokens);
+    if (costUsd !== undefined) cells[2].inc(costUsd);
+  }
+
+  limitRejected(policyId: string): void {
+    this.limitRejections.cell(bounded(this.seenPolicies, policyId, POLICY_LABELS_MAX)).inc();
+  }
+
+  limitAlert(policyId: string): void {
+    this.limitAlerts.cell(bounded(this.seenPolicies, policyId, POLICY_LABELS_MAX)).inc();
+  }
+
+  limitStoreError(outcome: 'admitted' | 'refused'): void {
+    this.limitStoreErrors.cell(outcome).inc();
+  }
+
   private target(name: string): string {
-    if (this.seenTargets.has(name)) return name;
-    if (this.seenTargets.size >= this.maxTargets) return 'other';
-    this.seenTargets.add(name);
-    return name;
+    return bounded(this.seenTargets, name, this.maxTargets);
   }
 
   private cells(t: TargetLabels): TargetCells {

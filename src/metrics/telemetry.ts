@@ -35,6 +35,17 @@ export interface Telemetry {
   hookDenied(hookId: string, list: string): void;
   /** A hook's outcome recorded feedback (on_success / on_fail). */
   feedback(hookId: string, value: number, weight: number): void;
+  /**
+   * A request's answer was counted: its tokens, and its cost in USD when the price table knows the
+   * model. `workspace` is the gateway key's workspace (`""`: none).
+   */
+  usage(workspace: string, provider: string, usage: Usage, costUsd: number | undefined): void;
+  /** A usage-limit policy refused a request (412). */
+  limitRejected(policyId: string): void;
+  /** A usage-limit alert fired (once per period and group). */
+  limitAlert(policyId: string): void;
+  /** The usage counters could not be reached: the request was admitted without a reservation (fail open) or refused (503). */
+  limitStoreError(outcome: 'admitted' | 'refused'): void;
 }
 
 export const noopTelemetry: Telemetry = {
@@ -51,4 +62,8 @@ export const noopTelemetry: Telemetry = {
   check() {},
   hookDenied() {},
   feedback() {},
+  usage() {},
+  limitRejected() {},
+  limitAlert() {},
+  limitStoreError() {},
 };

@@ -2,6 +2,7 @@ import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Outcome, TargetLabels, Telemetry } from '../metrics/telemetry.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
+import type { Spent } from './accounting.js';
 
 /**
  * The part of a request's context that measuring an attempt keeps: the union of time with at least one
@@ -13,6 +14,8 @@ export interface AttemptAccount {
   upstreamSince: number;
   upstreamMs: number;
   failed?: AnswerMeta;
+  /** Every attempt that answered (a JSON body, or a stream's start), with the usage it reported. */
+  spent?: Spent[];
 }
 
 function upstreamBegin(a: AttemptAccount, now: number): void {
@@ -34,8 +37,10 @@ function outcomeOf(err: unknown): [Outcome, number] {
 
 /**
  * Taps one upstream attempt for metrics: in flight, outcome and status, duration, time to first
- * token, tokens; and keeps the request's account: upstream wait (for the gateway-overhead figure) and,
- * when the attempt fails, `meta` as the target that failed last (`ctx.failed`).
+ * token, tokens; and keeps the request's account: upstream wait (for the gateway-overhead figure),
+ * the attempt and its usage once it answers (`ctx.spent`: what the request costs and counts against
+ * usage limits, retries and fallbacks included) and, when the attempt fails, `meta` as the target
+ * that failed last (`ctx.failed`).
  */
 export function measure(
   labels: TargetLabels,
@@ -51,6 +56,7 @@ export function measure(
       let first = true;
       let finished = false;
       let status = 200;
+      let spent: Spent | undefined;
       try {
         telemetry.targetStarted(labels);
       } catch {
@@ -71,12 +77,16 @@ export function measure(
       const sub = source.subscribe({
         next: (ev) => {
           if (ev.type === 'json') status = ev.status;
+          const usage = ev.type === 'stream-start' ? undefined : ev.usage;
+          if (meta && !spent) {
+            spent = usage ? { meta, usage } : { meta };
+            (ctx.spent ??= []).push(spent);
+          } else if (spent && usage) spent.usage = usage;
           try {
             if (first) {
               first = false;
               if (ev.type === 'stream-start') telemetry.timeToFirstToken(labels, (now() - start) / 1000);
             }
-            const usage = ev.type === 'stream-start' ? undefined : ev.usage;
             if (usage) telemetry.tokens(labels, usage);
           } catch {
             // a metrics failure never fails the request

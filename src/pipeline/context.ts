@@ -11,6 +11,8 @@ import type { ProviderRequest, Usage } from '../providers/types.js';
 import type { BreakerStore } from '../state/breaker-store.js';
 import type { Dispatchers } from '../upstream/call.js';
 import { Flow } from '../upstream/flow.js';
+import type { Spent } from '../operators/accounting.js';
+import type { KeyScope, LimitHold } from '../operators/usage-limit.js';
 
 /** The cache's state and helpers; absent: caching is off. */
 export interface CacheDeps {
@@ -53,6 +55,8 @@ export interface RequestContext {
   hooks?: HookAccount;
   request: ProviderRequest;
   metadata?: Record<string, unknown>;
+  /** The gateway key's name and scope (usage-limit policies match on them). */
+  key?: KeyScope;
   /** Cache partitioning: the key's workspace, the namespace header, force refresh. */
   workspace: string;
   cacheNamespace?: string;
@@ -64,6 +68,12 @@ export interface RequestContext {
   flow?: Flow;
   /** Filled as the pipeline runs, read by the log line and metrics. */
   usage?: Usage;
+  /** Every upstream attempt that answered, with its usage (what the request costs and counts). */
+  spent?: Spent[];
+  /** The request's cost in USD (every attempt priced; absent when a model has no price). */
+  cost?: number;
+  /** The usage-limit reservations this request holds (settled when its answer ends). */
+  limits?: LimitHold;
   attempts: number;
   /**
    * The target whose attempt failed (or whose circuit refused it) last: an error response names it

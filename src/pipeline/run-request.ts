@@ -1,5 +1,5 @@
-import { defer, identity, map, Observable, switchMap, type MonoTypeOperatorFunction } from 'rxjs';
-import { accounting } from '../operators/accounting.js';
+import { defer, identity, map, Observable, switchMap, throwError, type MonoTypeOperatorFunction } from 'rxjs';
+import { accounting, type Ledger } from '../operators/accounting.js';
 import { hookResults } from '../operators/hook-results.js';
 import type { PlanNode } from '../plan/types.js';
 import type { GatewayEvent } from '../upstream/events.js';
@@ -34,7 +34,10 @@ export type RequestStage = MonoTypeOperatorFunction<RequestContext>;
  * Request-level stages that later issues fill in. Each is the identity until it exists.
  */
 export interface Stages {
+  /** Admission against the usage-limit policies (src/operators/usage-limit.ts): reserve, or 412. */
   usageLimit: RequestStage;
+  /** Prices the answer and counts it when it ends (settles the usage-limit reservations). */
+  ledger?: Ledger<RequestContext>;
 }
 
 export const NO_STAGES: Stages = { usageLimit: identity };
@@ -55,8 +58,17 @@ export const NO_STAGES: Stages = { usageLimit: identity };
  */
 export function requestPipeline<I>(edge: RequestEdge<I>, runner: PlanRunner, stages: Stages = NO_STAGES): (input: I) => Observable<GatewayEvent> {
   const before = (ctx$: Observable<RequestContext>): Observable<RequestContext> => ctx$.pipe(stages.usageLimit);
-  const answer = (ctx: RequestContext): Observable<GatewayEvent> =>
-    runner.run(ctx.plan!, ctx).pipe(accounting(ctx), hookResults(ctx, ctx.plan!.settings.strict_vendor_compliance === true));
+  const ledger = stages.ledger;
+  const answer = (ctx: RequestContext): Observable<GatewayEvent> => {
+    let events: Observable<GatewayEvent>;
+    try {
+      events = runner.run(ctx.plan!, ctx);
+    } catch (e) {
+      // still through accounting: its ledger releases what the request reserved
+      events = throwError(() => e);
+    }
+    return events.pipe(accounting(ctx, ledger), hookResults(ctx, ctx.plan!.settings.strict_vendor_compliance === true));
+  };
   return (input) =>
     before(
       defer(() => {

@@ -2,8 +2,10 @@
  * Usage-limit policies (spec §Usage-limits policy; GET/POST/PUT/DELETE /v1/policies/usage-limits),
  * behind a port. A policy is never removed: DELETE archives it (status → archived). Reads and writes
  * are scoped as guardrails are: a caller bound to a workspace (or an organisation) sees only that
- * scope's policies. Enforcement (matching requests, counting usage into `value_key_usage_map`) is a
- * later step that reads this store; until then the usage map is empty.
+ * scope's policies. Enforcement (src/operators/usage-limit.ts) reads the active policies
+ * synchronously (`active()`, from memory: with Redis a mirror kept current by pub/sub) and re-indexes
+ * them when `generation()` moves. The usage itself is not here: it lives in the usage counters
+ * (usage-counters.ts), and the management API fills `value_key_usage_map` from them.
  */
 import { visibleTo, type ResourceScope } from './resource-store.js';
 
@@ -46,7 +48,10 @@ export interface UsageLimitPolicy extends PolicyDefinition {
   organisation_id: string | null;
   created_at: string;
   last_updated_at: string;
-  /** Group value (`""` without group_by) → usage in the current period, in the policy's unit. */
+  /**
+   * Group value (`""` without group_by) → usage in the current period, in the policy's unit. The
+   * store answers `{}`; the management API fills it from the usage counters.
+   */
   value_key_usage_map: Record<string, number>;
 }
 
@@ -100,6 +105,14 @@ export interface PolicyStore {
    * something changed). For bootstrap files, loaded at every start.
    */
   declare(policy: DeclaredPolicy): Promise<UsageLimitPolicy>;
+  /**
+   * The active policies of every scope, synchronously, from memory (with Redis: a local mirror,
+   * loaded at connect and kept current by pub/sub, so another instance's write shows in
+   * milliseconds). Not copies: callers must not change them.
+   */
+  active(): readonly UsageLimitPolicy[];
+  /** Moves whenever `active()` may answer something else (a write here, or one seen from another instance). */
+  generation(): number;
 }
 
 /** May `caller` see `p`? (guardrails' rule over the policy's nullable scope). */
@@ -141,7 +154,8 @@ export function definitionOf(p: PolicyDefinition): PolicyDefinition {
 
 /**
  * What `declare` makes of an existing policy: undefined when nothing changes, else the record with
- * the declared definition and scope, stamped `at` (the usage map emptied when the type changes).
+ * the declared definition and scope, stamped `at`. (Counters are kept per type: a policy whose type
+ * changes counts from zero in its new unit.)
  */
 export function redeclared(current: UsageLimitPolicy, d: DeclaredPolicy, at: string): UsageLimitPolicy | undefined {
   const next: UsageLimitPolicy = {
@@ -149,7 +163,6 @@ export function redeclared(current: UsageLimitPolicy, d: DeclaredPolicy, at: str
     ...definitionOf(d),
     workspace_id: d.workspace_id,
     organisation_id: d.organisation_id,
-    value_key_usage_map: d.type === current.type ? current.value_key_usage_map : {},
   };
   if (JSON.stringify(next) === JSON.stringify(current)) return undefined;
   return { ...next, last_updated_at: at };

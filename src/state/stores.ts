@@ -11,6 +11,9 @@ import { RedisResourceStore } from './redis/resource-store.js';
 import type { PolicyStore } from './policy-store.js';
 import { MemoryPolicyStore } from './memory/policy-store.js';
 import { RedisPolicyStore } from './redis/policy-store.js';
+import type { UsageCounters } from './usage-counters.js';
+import { MemoryUsageCounters } from './memory/usage-counters.js';
+import { RedisUsageCounters } from './redis/usage-counters.js';
 import { MemoryBreakerStore } from './memory/breaker-store.js';
 import { MemoryCacheStore } from './memory/cache-store.js';
 import { MemoryVectorIndex } from './memory/vector-index.js';
@@ -41,8 +44,10 @@ export interface Stores {
   guardrails: GuardrailStore;
   /** Prompt templates (the prompts API, bootstrap `prompts`); reads answer from memory (with Redis: a mirror). */
   prompts: PromptStore;
-  /** Usage-limit policies (the usage-limits API, bootstrap `usage_limits`); reads go to the store. */
+  /** Usage-limit policies (the usage-limits API, bootstrap `usage_limits`); enforcement reads a mirror. */
   policies: PolicyStore;
+  /** The policies' usage counters (reservations, usage per period and group, alert flags). */
+  usage: UsageCounters;
   /** Request records (GET /v1/logs): a memory ring, or one capped stream shared through Redis. */
   requestLogs: RequestLogStore;
   /** Gateway keys: the declared ones (this process's), and those made through /v1/api-keys (shared with Redis). */
@@ -84,6 +89,7 @@ export function createStores(o: StoreOptions): Stores {
       guardrails: new MemoryGuardrailStore(),
       prompts: new MemoryResourceStore(PROMPTS),
       policies: new MemoryPolicyStore(),
+      usage: new MemoryUsageCounters(),
       requestLogs: new MemoryRequestLogStore(o.requestLogSize),
       apiKeys: new MemoryApiKeyStore(o.declaredKeys),
       virtualKeys: new MemoryVirtualKeyStore(o.declaredVirtualKeys),
@@ -100,6 +106,7 @@ export function createStores(o: StoreOptions): Stores {
   const prompts = new RedisResourceStore(PROMPTS, conn);
   const apiKeys = new RedisApiKeyStore(conn, { declared: o.declaredKeys });
   const virtualKeys = new RedisVirtualKeyStore(conn, { declared: o.declaredVirtualKeys, ...(o.masterKey ? { masterKey: o.masterKey } : {}) });
+  const policies = new RedisPolicyStore(conn);
   return {
     kind: 'redis',
     cache: new RedisCacheStore(conn),
@@ -107,7 +114,8 @@ export function createStores(o: StoreOptions): Stores {
     breakers,
     guardrails,
     prompts,
-    policies: new RedisPolicyStore(conn),
+    policies,
+    usage: new RedisUsageCounters(conn),
     requestLogs: new RedisRequestLogStore(conn, { capacity: o.requestLogSize }),
     apiKeys,
     virtualKeys,
@@ -115,7 +123,7 @@ export function createStores(o: StoreOptions): Stores {
     available: () => conn.available(),
     async start(timeoutMs) {
       await conn.waitUntilReady(timeoutMs);
-      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs), prompts.ready(timeoutMs), apiKeys.ready(timeoutMs), virtualKeys.ready(timeoutMs)]);
+      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs), prompts.ready(timeoutMs), apiKeys.ready(timeoutMs), virtualKeys.ready(timeoutMs), policies.ready(timeoutMs)]);
     },
     async close() {
       vectors.close();
@@ -124,6 +132,7 @@ export function createStores(o: StoreOptions): Stores {
       prompts.close();
       apiKeys.close();
       virtualKeys.close();
+      policies.close();
       await conn.close();
     },
   };

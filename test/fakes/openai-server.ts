@@ -390,6 +390,21 @@ function defaultChat(req: RecordedRequest): ScriptedResponse {
   };
 }
 
+/**
+ * A chat handler that reports exactly `usage` (JSON, or a stream's usage chunk when the request asks
+ * for it with stream_options.include_usage): for tests that count tokens and cost.
+ */
+export function chatWithUsage(usage: { prompt_tokens: number; completion_tokens: number }, content = 'ok'): DefaultHandler {
+  return (req) => {
+    const model = typeof req.body?.model === 'string' ? req.body.model : 'gpt-4o-mini';
+    if (req.body?.stream === true) {
+      const includeUsage = req.body.stream_options?.include_usage === true;
+      return { stream: { frames: sseFrames(chatChunks([content], { model, includeUsage, usage })) } };
+    }
+    return { json: chatCompletion(content, { model, usage }) };
+  };
+}
+
 function defaultCompletions(req: RecordedRequest): ScriptedResponse {
   const bad = badJson(req);
   if (bad) return bad;

@@ -27,6 +27,10 @@ export function recording(now: () => number = () => 0): { telemetry: Telemetry; 
     check: rec('check'),
     hookDenied: rec('hookDenied'),
     feedback: rec('feedback'),
+    usage: rec('usage'),
+    limitRejected: rec('limitRejected'),
+    limitAlert: rec('limitAlert'),
+    limitStoreError: rec('limitStoreError'),
   };
   return { telemetry, calls, at };
 }

@@ -80,8 +80,8 @@ describe('usage-limits API over HTTP (memory store)', () => {
     });
     expect(Date.parse(a.created_at)).not.toBeNaN();
     expect(b).toMatchObject({ id: FIXED_ID, type: 'cost', workspace_id: 'ws-b', organisation_id: null, credit_limit: 25.5, alert_threshold: null, periodic_reset: null, conditions: [], group_by: [] });
-    // the start says that they are not enforced yet
-    expect(gw.logs.some((l) => /not enforce/.test(l.msg) && l.declared === 2)).toBe(true);
+    // the start says how many were declared, and where they are counted
+    expect(gw.logs.some((l) => l.msg === 'usage-limit policies declared' && l.declared === 2 && l.counters === 'memory')).toBe(true);
   });
 
   it('POST creates in the key\'s workspace: 201 with the policy; GET /{id} answers it', async () => {

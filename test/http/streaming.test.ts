@@ -283,11 +283,16 @@ describe('usage', () => {
     expect(line.usage).toEqual({ prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 });
   });
 
-  it('keeps the client choice include_usage: false and sends it on', async () => {
-    const res = await post(viaHeaders(gw, fake.baseUrl), { ...STREAM_CHAT, stream_options: { include_usage: false } });
+  it('a client that says include_usage: false is still counted: the gateway asks anyway and hides the chunk', async () => {
+    const trace = traceId('usage-false');
+    const res = await post(viaHeaders(gw, fake.baseUrl, { 'x-gateway-trace-id': trace }), { ...STREAM_CHAT, stream_options: { include_usage: false } });
     const frames = parseSse(await res.body.text());
     const [up] = await fake.waitForRequests(1);
-    expect(up!.body.stream_options).toEqual({ include_usage: false });
-    expect((dataFrames(frames) as { choices: unknown[] }[]).every((c) => c.choices.length === 1)).toBe(true);
+    expect(up!.body.stream_options).toEqual({ include_usage: true });
+    const chunks = dataFrames(frames) as { choices: unknown[]; usage?: unknown }[];
+    expect(chunks.every((c) => c.choices.length === 1)).toBe(true);
+    expect(chunks.some((c) => c.usage != null)).toBe(false);
+    const line = await logLine(gw, trace);
+    expect(line.usage).toEqual({ prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 });
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { accounting, type UsageAccount } from '../../src/operators/accounting.js';
+import { accounting, type Ledger, type UsageAccount } from '../../src/operators/accounting.js';
+import { Subject } from 'rxjs';
 import type { GatewayEvent } from '../../src/upstream/events.js';
 import { newScheduler } from '../helpers/marbles.js';
 
@@ -36,5 +37,22 @@ describe('accounting', () => {
       expectObservable(cold('a|', { a: { type: 'chunk', data: 'x' } as GatewayEvent }).pipe(accounting(account))).toBe('a|', { a: { type: 'chunk', data: 'x' } });
     });
     expect(account.usage).toBeUndefined();
+  });
+
+  it('with a ledger: prices a JSON answer before passing it on, and ends once however the answer ends (complete, error, unsubscribe)', () => {
+    const ends: string[] = [];
+    const ledger: Ledger<UsageAccount & { id: string }> = { cost: (a) => (a.usage ? 0.5 : undefined), end: (a) => ends.push(a.id) };
+    newScheduler().run(({ cold, expectObservable }) => {
+      const json: GatewayEvent = { type: 'json', status: 200, body: {}, meta, usage };
+      const a = { id: 'json' } as UsageAccount & { id: string };
+      expectObservable(cold('a|', { a: json }).pipe(accounting(a, ledger))).toBe('a|', { a: json });
+      expectObservable(cold<GatewayEvent>('#').pipe(accounting({ id: 'error' } as UsageAccount & { id: string }, ledger))).toBe('#');
+      return () => expect(a.cost).toBe(0.5);
+    });
+    const upstream = new Subject<GatewayEvent>();
+    const sub = upstream.pipe(accounting({ id: 'cancelled' } as UsageAccount & { id: string }, ledger)).subscribe();
+    upstream.next({ type: 'stream-start', meta });
+    sub.unsubscribe();
+    expect(ends.sort()).toEqual(['cancelled', 'error', 'json']);
   });
 });

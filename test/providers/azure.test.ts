@@ -77,13 +77,14 @@ describe('azure-openai: toProvider', () => {
     expect(u.headers['x-tenant']).toBe('t');
   });
 
-  it('asks for stream usage only from api-version 2024-09-01 on, and never changes a client stream_options', () => {
+  it('asks for stream usage only from api-version 2024-09-01 on, also when the client sent include_usage: false', () => {
     const at = (api_version: string, body: Record<string, unknown> = {}) =>
       JSON.parse(build(azure, chat(body, true), { api_key: 'k', extra: { resource_name: 'r', deployment_id: 'd', api_version } }).body!);
     expect(at('2024-10-21').stream_options).toEqual({ include_usage: true });
     expect(at('2024-09-01-preview').stream_options).toEqual({ include_usage: true });
     expect(at('2024-08-01-preview').stream_options).toBeUndefined();
-    expect(at('2024-10-21', { stream_options: { include_usage: false } }).stream_options).toEqual({ include_usage: false });
+    expect(at('2024-10-21', { stream_options: { include_usage: false } }).stream_options).toEqual({ include_usage: true });
+    expect(at('2024-08-01-preview', { stream_options: { include_usage: false } }).stream_options).toEqual({ include_usage: false });
   });
 
   it('models: GET {base}/models?api-version= with no body', () => {

@@ -140,11 +140,12 @@ describe('toOpenAICompatible', () => {
     expect(up.stream).toBe(true);
   });
 
-  it('keeps the client stream_options as sent (even without include_usage)', () => {
-    for (const so of [{ include_usage: false }, { include_obfuscation: false }]) {
+  it('asks for usage even when the client sent include_usage: false or other stream_options (kept), and hides the chunk then', () => {
+    for (const so of [{ include_usage: false }, { include_obfuscation: false }, { include_usage: true, include_obfuscation: false }]) {
       const body = { ...chatBody, stream: true, stream_options: so };
       const up = toOpenAICompatible(OPENAI, request({ stream: true, body }), target(), 'https://api.openai.com/v1');
-      expect(JSON.parse(up.body!).stream_options).toEqual(so);
+      expect(JSON.parse(up.body!).stream_options).toEqual({ ...so, include_usage: true });
+      expect(openAIStreamStart(request({ stream: true, body }), true).hideUsageChunk).toBe(so.include_usage !== true);
     }
   });
 

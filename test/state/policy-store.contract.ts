@@ -70,6 +70,21 @@ export function policyStoreContract(name: string, make: (clock: { now(): number 
       expect(await s.get(p.id.toUpperCase(), WS_A)).toEqual(p);
     });
 
+    it('active() lists the active policies of every scope; generation() moves on each write', async () => {
+      const g0 = s.generation();
+      const a = await s.create(draft('A'));
+      const b = await s.create(draft('B', { workspace_id: 'ws-b', organisation_id: 'org-2', status: 'archived' }));
+      const o = await s.create(draft('Org wide', { workspace_id: null }));
+      expect(s.generation()).toBeGreaterThan(g0);
+      expect(s.active().map((p) => p.name).sort()).toEqual(['A', 'Org wide']);
+      const g1 = s.generation();
+      await s.archive(a.id, ALL);
+      expect(s.generation()).toBeGreaterThan(g1);
+      expect(s.active().map((p) => p.id)).toEqual([o.id]);
+      await s.update(b.id, ALL, { ...draft('B'), status: 'active' });
+      expect(s.active().map((p) => p.id).sort()).toEqual([b.id, o.id].sort());
+    });
+
     it('answers copies: changing an answer does not change the store', async () => {
       const p = await s.create(draft('Copy'));
       p.conditions.push({ key: 'provider', value: 'openai' });

@@ -6,6 +6,7 @@ import { policyKeys, RedisPolicyStore } from '../../src/state/redis/policy-store
 import type { PolicyDraft } from '../../src/state/policy-store.js';
 import { policyStoreContract } from './policy-store.contract.js';
 import { deleteByPrefix, REDIS_URL, sharedRedis } from './redis-test-utils.js';
+import { until } from '../cache-http/_http.js';
 
 policyStoreContract('MemoryPolicyStore', async (clock) => ({ store: new MemoryPolicyStore({ now: clock.now }) }));
 
@@ -29,10 +30,17 @@ describe('RedisPolicyStore (127.0.0.1:6379)', () => {
   let n = 0;
   policyStoreContract('RedisPolicyStore', async (clock) => {
     const prefix = `${r.runPrefix}${n++}:`;
-    return { store: new RedisPolicyStore(r.conn, { prefix, now: clock.now }), cleanup: () => deleteByPrefix(r.conn, prefix) };
+    const store = new RedisPolicyStore(r.conn, { prefix, now: clock.now });
+    return {
+      store,
+      cleanup: async () => {
+        store.close();
+        await deleteByPrefix(r.conn, prefix);
+      },
+    };
   });
 
-  it('keeps the record as JSON, the creation order in a sorted set, the usage in a hash read into value_key_usage_map', async () => {
+  it('keeps the record as JSON (no usage: the counters hold it) and the creation order in a sorted set', async () => {
     const prefix = `${r.runPrefix}layout:`;
     const keys = policyKeys(prefix);
     const s = new RedisPolicyStore(r.conn, { prefix });
@@ -40,16 +48,34 @@ describe('RedisPolicyStore (127.0.0.1:6379)', () => {
     const raw = JSON.parse((await r.conn.client.get(keys.policy(p.id)))!);
     expect(raw).toEqual({ ...p, value_key_usage_map: undefined });
     expect(await r.conn.client.zscore(keys.ids, p.id)).not.toBeNull();
-    // what enforcement will write: counters per group value, beside the record
-    await r.conn.client.hset(keys.usage(p.id), 'team-a', '42', 'team-b', '7.5');
-    const expected = { 'team-a': 42, 'team-b': 7.5 };
-    expect((await s.get(p.id, {}))?.value_key_usage_map).toEqual(expected);
-    expect((await s.list({}, { page_size: 10, current_page: 0 })).data[0]?.value_key_usage_map).toEqual(expected);
-    // an update keeps the counters; a declaration that changes the type clears them
-    expect((await s.update(p.id, {}, { ...draft('Layout 2') }))?.value_key_usage_map).toEqual(expected);
-    const d = await s.declare({ ...draft('Layout 2'), id: p.id, type: 'cost' });
-    expect(d.value_key_usage_map).toEqual({});
-    expect(await r.conn.client.exists(keys.usage(p.id))).toBe(0);
+    expect((await s.get(p.id, {}))?.value_key_usage_map).toEqual({});
+    s.close();
+  });
+
+  it('active(): a mirror that follows every instance\'s writes (pub/sub), re-read at connect; generation() moves with it', async () => {
+    const prefix = `${r.runPrefix}mirror:`;
+    const a = new RedisPolicyStore(r.conn, { prefix });
+    const b = new RedisPolicyStore(r.conn2, { prefix });
+    await Promise.all([a.ready(3000), b.ready(3000)]);
+    const g0 = b.generation();
+    const p = await a.create(draft('Mirrored'));
+    // the writer's mirror has it at once
+    expect(a.active().map((x) => x.id)).toEqual([p.id]);
+    // the other instance's mirror once the message arrives
+    await until('b to see the new policy', () => b.active().some((x) => x.id === p.id));
+    expect(b.generation()).toBeGreaterThan(g0);
+    // an answer is the caller's: changing it does not change the mirror
+    p.name = 'changed here';
+    expect(a.active()[0]!.name).toBe('Mirrored');
+    await b.archive(p.id, {});
+    expect(b.active()).toEqual([]);
+    await until('a to see the archive', () => a.active().length === 0);
+    // a third instance loads what exists when it connects
+    const c = new RedisPolicyStore(r.conn, { prefix });
+    await a.update(p.id, {}, { ...draft('Mirrored'), status: 'active' });
+    await c.ready(3000);
+    await until('c to see the active policy', () => c.active().length === 1);
+    for (const s of [a, b, c]) s.close();
   });
 
   it('two instances share policies; concurrent updates of one policy from both all land (compare-and-set)', async () => {

@@ -61,13 +61,14 @@ export function proxyRoute(endpoint: Endpoint, pathname: string, deps: AppDeps, 
         workspaceOf(ex.gatewayKey),
       );
       ctx.plan = plan;
+      if (ex.gatewayKey) ctx.key = ex.gatewayKey;
       if (settings.cacheNamespace !== undefined) ctx.cacheNamespace = settings.cacheNamespace;
       if (settings.cacheForceRefresh) ctx.cacheForceRefresh = true;
       ex.ctx = ctx;
       return ctx;
     },
   };
-  const run = requestPipeline(edge, runner);
+  const run = requestPipeline(edge, runner, deps.stages);
   const stallMs = deps.pipeline.streamIdleTimeoutMs;
   return (ex) => respond(run(ex), ex, stallMs);
 }

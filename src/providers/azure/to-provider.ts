@@ -1,6 +1,6 @@
 import { forwardedHeaders } from '../forward-headers.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { splitBaseUrl } from '../openai-compatible/to-provider.js';
+import { splitBaseUrl, withStreamUsage } from '../openai-compatible/to-provider.js';
 import type { ProviderDescriptor, ProviderRequest, Target, UpstreamRequest } from '../types.js';
 import { AZURE_AI_DEFAULT_BASE, AZURE_DEFAULT_API_VERSION, AZURE_OPENAI_DEFAULT_BASE } from './descriptors.js';
 
@@ -118,9 +118,7 @@ export function toAzureOpenAI(descriptor: ProviderDescriptor, req: ProviderReque
   }
   const d = pickDeployment(req, target);
   let body = req.body;
-  if (body && req.stream && body.stream_options == null && streamUsageSupported(d.apiVersion)) {
-    body = { ...body, stream_options: { include_usage: true } };
-  }
+  if (body && req.stream && streamUsageSupported(d.apiVersion)) body = withStreamUsage(body);
   const pq = `/deployments/${encodeURIComponent(d.id)}${path}?api-version=${encodeURIComponent(d.apiVersion)}`;
   return upstream(base, pq, req, target, headers, body);
 }

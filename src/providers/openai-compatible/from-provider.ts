@@ -82,7 +82,7 @@ export function fromOpenAIError(
 }
 
 export interface OpenAIStreamState {
-  /** The client did not ask for usage; we asked, so the usage-only chunk is hidden. */
+  /** The client did not ask for usage (or said `include_usage: false`); we asked, so the usage-only chunk is hidden. */
   hideUsageChunk: boolean;
   done: boolean;
   /** The host's quirks that shape its chunks (other places for usage, its own finish reasons). */
@@ -91,7 +91,7 @@ export interface OpenAIStreamState {
 
 export function openAIStreamStart(req: ProviderRequest, injected: boolean, quirks?: OpenAIQuirks): OpenAIStreamState {
   const opts = req.body?.stream_options as { include_usage?: boolean } | null | undefined;
-  const state: OpenAIStreamState = { hideUsageChunk: injected && opts == null, done: false };
+  const state: OpenAIStreamState = { hideUsageChunk: injected && opts?.include_usage !== true, done: false };
   if (quirks && (quirks.usageAt || quirks.finishReasons)) state.quirks = quirks;
   return state;
 }

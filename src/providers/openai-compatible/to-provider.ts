@@ -17,6 +17,17 @@ export function splitBaseUrl(baseUrl: string): { origin: string; prefix: string 
 }
 
 
+/**
+ * The body asking for the stream's usage chunk (`stream_options.include_usage: true`), the client's
+ * other stream options kept: usage is counted (logs, usage limits) even when the client did not ask
+ * or sent `include_usage: false`; the chunk is then not shown to it (see `openAIStreamStart`).
+ */
+export function withStreamUsage(body: Record<string, unknown>): Record<string, unknown> {
+  const so = body.stream_options as Record<string, unknown> | null | undefined;
+  if (so?.include_usage === true) return body;
+  return { ...body, stream_options: { ...so, include_usage: true } };
+}
+
 /** OpenAI-shaped request → OpenAI-compatible upstream request. Pure. */
 export function toOpenAICompatible(
   descriptor: OpenAICompatibleDescriptor,
@@ -42,9 +53,7 @@ export function toOpenAICompatible(
   if (req.body) {
     headers['content-type'] = 'application/json';
     let payload = req.body;
-    if (req.stream && descriptor.injectStreamUsage && payload.stream_options == null) {
-      payload = { ...payload, stream_options: { include_usage: true } };
-    }
+    if (req.stream && descriptor.injectStreamUsage) payload = withStreamUsage(payload);
     payload = applyRequestQuirks(payload, descriptor.quirks);
     body = JSON.stringify(payload);
   }

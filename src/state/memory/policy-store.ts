@@ -23,6 +23,8 @@ export class MemoryPolicyStore implements PolicyStore {
   readonly kind = 'memory' as const;
   private readonly byId = new Map<string, UsageLimitPolicy>();
   private readonly now: () => number;
+  private gen = 0;
+  private activeList: UsageLimitPolicy[] | undefined;
 
   constructor(opts: PolicyStoreOptions = {}) {
     this.now = opts.now ?? Date.now;
@@ -30,7 +32,7 @@ export class MemoryPolicyStore implements PolicyStore {
 
   async create(draft: PolicyDraft): Promise<UsageLimitPolicy> {
     const p = newPolicy(randomUUID(), draft, this.at());
-    this.byId.set(p.id, p);
+    this.put(p);
     return structuredClone(p);
   }
 
@@ -49,7 +51,7 @@ export class MemoryPolicyStore implements PolicyStore {
     const p = this.find(id, scope);
     if (!p) return undefined;
     const next = changed(p, change, this.at());
-    this.byId.set(id, next);
+    this.put(next);
     return structuredClone(next);
   }
 
@@ -65,12 +67,26 @@ export class MemoryPolicyStore implements PolicyStore {
     const current = this.byId.get(id);
     if (!current) {
       const p = newPolicy(id, d, this.at());
-      this.byId.set(p.id, p);
+      this.put(p);
       return structuredClone(p);
     }
     const next = redeclared(current, d, this.at());
-    if (next) this.byId.set(id, next);
+    if (next) this.put(next);
     return structuredClone(next ?? current);
+  }
+
+  active(): readonly UsageLimitPolicy[] {
+    return (this.activeList ??= [...this.byId.values()].filter((p) => p.status === 'active'));
+  }
+
+  generation(): number {
+    return this.gen;
+  }
+
+  private put(p: UsageLimitPolicy): void {
+    this.byId.set(p.id, p);
+    this.gen++;
+    this.activeList = undefined;
   }
 
   private find(id: string, scope: PolicyScope): UsageLimitPolicy | undefined {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SyncTracker } from './sync-tracker.js';
+import { followChannel, type SyncTracker } from './sync-tracker.js';
 import {
   ADMIT,
   ADMIT_SHARED,
@@ -97,14 +97,13 @@ export class RedisBreakerStore implements BreakerStore {
     this.maxEntries = opts.maxEntries ?? 10_000;
     this.onRemoteTransition = opts.onRemoteTransition;
     this.scripts = breakerScripts(conn.client);
-    this.sync = new SyncTracker('RedisBreakerStore', conn, async () =>
-      this.applySnapshot(await observed(conn, REDIS_BREAKER_STORE, 'snapshot', () => this.scripts.snapshot(this.keys))),
-    );
-    this.stopListening = conn.listen(
+    ({ sync: this.sync, stop: this.stopListening } = followChannel(
+      'RedisBreakerStore',
+      conn,
       this.keys.channel,
+      async () => this.applySnapshot(await observed(conn, REDIS_BREAKER_STORE, 'snapshot', () => this.scripts.snapshot(this.keys))),
       (msg) => this.onMessage(msg),
-      () => void this.sync.run(),
-    );
+    ));
   }
 
   // ---- the port ---------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import {
   type UsageLimitPolicy,
 } from '../policy-store.js';
 import { observed, type RedisConnection } from './connection.js';
+import { followChannel, type SyncTracker } from './sync-tracker.js';
 
 export interface RedisPolicyStoreOptions extends PolicyStoreOptions {
   /** Key prefix (default `sluice:`). */
@@ -33,26 +34,27 @@ export function policyKeys(prefix: string) {
     ids: `${prefix}pol:ids`,
     /** STRING counter for the sequence. */
     seq: `${prefix}pol:seq`,
-    /** STRING per policy: its record as JSON, without the usage map. */
+    /** STRING per policy: its record as JSON, without the usage map (the usage counters hold it). */
     policy: (id: string) => `${prefix}pol:p:${id}`,
-    /** HASH per policy: group value → usage in the current period (written by enforcement). */
-    usage: (id: string) => `${prefix}pol:u:${id}`,
+    /** Pub/sub channel: the id of every policy written, so every instance's mirror follows. */
+    channel: `${prefix}pol:changed`,
   };
 }
 
-// KEYS: policy, ids, seq. ARGV: id, record JSON. 1 when stored, 0 when the id is taken.
+// KEYS: policy, ids, seq. ARGV: id, record JSON, channel. 1 when stored, 0 when the id is taken.
 const CREATE_LUA = `
 if redis.call('SET', KEYS[1], ARGV[2], 'NX') == false then return 0 end
 redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[1])
+redis.call('PUBLISH', ARGV[3], ARGV[1])
 return 1
 `;
 
-// KEYS: policy, usage. ARGV: the JSON read, the JSON to write, '1' to clear the usage.
+// KEYS: policy. ARGV: the JSON read, the JSON to write, id, channel.
 // Compare-and-set: 1 when written, 0 when the record changed meanwhile (the caller re-reads).
 const REPLACE_LUA = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2])
-if ARGV[3] == '1' then redis.call('DEL', KEYS[2]) end
+redis.call('PUBLISH', ARGV[4], ARGV[3])
 return 1
 `;
 
@@ -71,25 +73,30 @@ function toStored(p: UsageLimitPolicy): string {
   return JSON.stringify(rest);
 }
 
-function usageMap(hash: Record<string, string>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const k in hash) out[k] = Number(hash[k]);
-  return out;
-}
+const parse = (text: string): UsageLimitPolicy => ({ ...(JSON.parse(text) as Stored), value_key_usage_map: {} });
 
 /**
- * Shared policies: each a JSON string under its own key, a sorted set keeping creation order, and a
- * usage hash per policy that enforcement will count into (HINCRBYFLOAT) without rewriting the record.
- * No local mirror: management reads are rare and may wait on Redis. Updates are compare-and-set on
- * the record's JSON (a Lua script), so two instances' concurrent writes never lose one silently.
- * A list reads every record (policies are few; filtering is in this process), the usage only for
- * the page answered.
+ * Shared policies: each a JSON string under its own key, and a sorted set keeping creation order.
+ * Management reads go to Redis (they are rare and may wait). Updates are compare-and-set on the
+ * record's JSON (a Lua script), so two instances' concurrent writes never lose one silently. A list
+ * reads every record (policies are few; filtering is in this process).
+ *
+ * Enforcement reads `active()` on every request, so it answers from a local mirror of every policy:
+ * loaded on each (re)connect, changed at once by this instance's writes, and by another instance's
+ * through the `pol:changed` channel (each message names a policy, which is then re-read).
  */
 export class RedisPolicyStore implements PolicyStore {
   readonly kind = 'redis' as const;
   readonly prefix: string;
   private readonly keys: ReturnType<typeof policyKeys>;
   private readonly now: () => number;
+  private readonly mirror = new Map<string, UsageLimitPolicy>();
+  private gen = 0;
+  private activeList: UsageLimitPolicy[] | undefined;
+  private readonly sync: SyncTracker;
+  private readonly stopListening: () => void;
+  /** Ids written or announced while a full load runs: re-read after it (the load may predate them). */
+  private touchedDuringLoad: Set<string> | undefined;
 
   constructor(
     private readonly conn: RedisConnection,
@@ -99,13 +106,42 @@ export class RedisPolicyStore implements PolicyStore {
     this.keys = policyKeys(this.prefix);
     this.now = opts.now ?? Date.now;
     conn.client.defineCommand('sluicePolCreate', { numberOfKeys: 3, lua: CREATE_LUA });
-    conn.client.defineCommand('sluicePolReplace', { numberOfKeys: 2, lua: REPLACE_LUA });
+    conn.client.defineCommand('sluicePolReplace', { numberOfKeys: 1, lua: REPLACE_LUA });
+    ({ sync: this.sync, stop: this.stopListening } = followChannel(
+      'RedisPolicyStore',
+      conn,
+      this.keys.channel,
+      () => this.op('load', () => this.load()),
+      (id) => void this.refresh(id).catch(() => {}),
+    ));
+  }
+
+  /** Resolves once the mirror has been loaded from Redis, or rejects after `timeoutMs`. */
+  ready(timeoutMs = 5000): Promise<void> {
+    return this.sync.ready(timeoutMs);
+  }
+
+  /** Stop listening (the connection is the caller's to close). */
+  close(): void {
+    this.stopListening();
+    this.sync.close();
+  }
+
+  active(): readonly UsageLimitPolicy[] {
+    return (this.activeList ??= [...this.mirror.values()].filter((p) => p.status === 'active'));
+  }
+
+  generation(): number {
+    return this.gen;
   }
 
   async create(draft: PolicyDraft): Promise<UsageLimitPolicy> {
     const p = newPolicy(randomUUID(), draft, this.at());
-    const done = await this.op('create', () => this.commands().sluicePolCreate(this.keys.policy(p.id), this.keys.ids, this.keys.seq, p.id, toStored(p)));
+    const done = await this.op('create', () =>
+      this.commands().sluicePolCreate(this.keys.policy(p.id), this.keys.ids, this.keys.seq, p.id, toStored(p), this.keys.channel),
+    );
     if (done !== 1) throw new Error(`policy id ${p.id} is taken`);
+    this.mirrorPut(p);
     return p;
   }
 
@@ -124,21 +160,11 @@ export class RedisPolicyStore implements PolicyStore {
         const texts = await client.mget(...chunk.map((id) => this.keys.policy(id)));
         for (const text of texts) {
           if (text === null) continue;
-          const p: UsageLimitPolicy = { ...(JSON.parse(text) as Stored), value_key_usage_map: {} };
+          const p = parse(text);
           if (policyVisible(p, scope) && policyMatches(p, query)) matching.push(p);
         }
       }
-      const page = pageOf(matching, query);
-      if (page.data.length > 0) {
-        const pipe = client.pipeline();
-        for (const p of page.data) pipe.hgetall(this.keys.usage(p.id));
-        const replies = (await pipe.exec()) ?? [];
-        replies.forEach(([err, hash], k) => {
-          if (err) throw err;
-          page.data[k]!.value_key_usage_map = usageMap(hash as Record<string, string>);
-        });
-      }
-      return page;
+      return pageOf(matching, query);
     });
   }
 
@@ -154,8 +180,13 @@ export class RedisPolicyStore implements PolicyStore {
     const id = d.id.toLowerCase();
     for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
       const fresh = newPolicy(id, d, this.at());
-      const created = await this.op('create', () => this.commands().sluicePolCreate(this.keys.policy(id), this.keys.ids, this.keys.seq, id, toStored(fresh)));
-      if (created === 1) return fresh;
+      const created = await this.op('create', () =>
+        this.commands().sluicePolCreate(this.keys.policy(id), this.keys.ids, this.keys.seq, id, toStored(fresh), this.keys.channel),
+      );
+      if (created === 1) {
+        this.mirrorPut(fresh);
+        return fresh;
+      }
       const out = await this.replace(id, {}, (p) => redeclared(p, d, this.at()), 1);
       if (out) return out;
       // deleted between the two calls (only a test's cleanup does that): try again
@@ -178,9 +209,11 @@ export class RedisPolicyStore implements PolicyStore {
       if (!r || !policyVisible(r.policy, scope)) return undefined;
       const p = next(r.policy);
       if (!p) return r.policy;
-      const clear = p.type !== r.policy.type && Object.keys(p.value_key_usage_map).length === 0 ? '1' : '0';
-      const done = await this.op('update', () => this.commands().sluicePolReplace(this.keys.policy(p.id), this.keys.usage(p.id), r.text, toStored(p), clear));
-      if (done === 1) return p;
+      const done = await this.op('update', () => this.commands().sluicePolReplace(this.keys.policy(p.id), r.text, toStored(p), p.id, this.keys.channel));
+      if (done === 1) {
+        this.mirrorPut(p);
+        return p;
+      }
     }
     throw new Error(`policy ${id}: the record kept changing; not written after ${attempts} attempts`);
   }
@@ -188,14 +221,56 @@ export class RedisPolicyStore implements PolicyStore {
   /** The record and the exact JSON it was read from (the compare-and-set's expected value). */
   private async read(id: string): Promise<{ policy: UsageLimitPolicy; text: string } | undefined> {
     if (!isPolicyId(id)) return undefined;
-    const key = id.toLowerCase();
-    const [text, usage] = await this.op('get', async () => {
-      const replies = (await this.conn.client.multi().get(this.keys.policy(key)).hgetall(this.keys.usage(key)).exec()) ?? [];
-      for (const [err] of replies) if (err) throw err;
-      return [replies[0]?.[1] as string | null, replies[1]?.[1] as Record<string, string>] as const;
-    });
-    if (text === null || text === undefined) return undefined;
-    return { policy: { ...(JSON.parse(text) as Stored), value_key_usage_map: usageMap(usage ?? {}) }, text };
+    const text = await this.op('get', () => this.conn.client.get(this.keys.policy(id.toLowerCase())));
+    if (text === null) return undefined;
+    return { policy: parse(text), text };
+  }
+
+  /** Read every policy and replace the mirror; then re-read those written meanwhile. */
+  private async load(): Promise<void> {
+    const touched = new Set<string>();
+    this.touchedDuringLoad = touched;
+    const next = new Map<string, UsageLimitPolicy>();
+    try {
+      const client = this.conn.client;
+      const ids = await client.zrange(this.keys.ids, '0', '-1');
+      for (let i = 0; i < ids.length; i += 100) {
+        const texts = await client.mget(...ids.slice(i, i + 100).map((id) => this.keys.policy(id)));
+        for (const text of texts) {
+          if (text === null) continue;
+          const p = parse(text);
+          next.set(p.id, p);
+        }
+      }
+    } finally {
+      this.touchedDuringLoad = undefined;
+    }
+    this.mirror.clear();
+    for (const [id, p] of next) this.mirror.set(id, p);
+    this.changed();
+    for (const id of touched) await this.refresh(id);
+  }
+
+  /** Re-read one policy into the mirror (gone in Redis: gone here). */
+  private async refresh(id: string): Promise<void> {
+    if (!isPolicyId(id)) return;
+    this.touchedDuringLoad?.add(id);
+    const text = await this.op('refresh', () => this.conn.client.get(this.keys.policy(id)));
+    if (text === null) {
+      if (this.mirror.delete(id)) this.changed();
+    } else this.mirrorPut(parse(text));
+  }
+
+  /** A copy goes in: the record answered to a caller is the caller's to change. */
+  private mirrorPut(p: UsageLimitPolicy): void {
+    this.touchedDuringLoad?.add(p.id);
+    this.mirror.set(p.id, structuredClone(p));
+    this.changed();
+  }
+
+  private changed(): void {
+    this.gen++;
+    this.activeList = undefined;
   }
 
   private op<T>(name: string, fn: () => Promise<T>): Promise<T> {

@@ -82,3 +82,20 @@ export class SyncTracker {
     for (const cb of [...this.listeners]) cb();
   }
 }
+
+/**
+ * A local mirror that follows a pub/sub channel: `load` reads everything again on every (re)connect
+ * (one at a time, through a SyncTracker), and `onMessage` applies each change another instance
+ * announces. Answers the tracker (for `ready`) and the function that stops listening.
+ */
+export function followChannel(
+  owner: string,
+  conn: RedisConnection,
+  channel: string,
+  load: () => Promise<void>,
+  onMessage: (message: string) => void,
+): { sync: SyncTracker; stop: () => void } {
+  const sync = new SyncTracker(owner, conn, load);
+  const stop = conn.listen(channel, onMessage, () => void sync.run());
+  return { sync, stop };
+}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SyncTracker } from './sync-tracker.js';
+import { followChannel, type SyncTracker } from './sync-tracker.js';
 import type { VectorIndex, VectorMatch } from '../vector-index.js';
 import { LshIndex, type LshOptions } from '../lsh-index.js';
 import { l2normalize } from '../../util/vector.js';
@@ -97,12 +97,13 @@ export class RedisVectorIndex implements VectorIndex {
     this.now = opts.now ?? Date.now;
     this.mirror = new LshIndex({ ...opts, now: this.now });
     conn.client.defineCommand('sluiceVecAdd', { numberOfKeys: 3, lua: ADD_LUA });
-    this.sync = new SyncTracker('RedisVectorIndex', conn, () => observed(conn, REDIS_VECTOR_STORE, 'load', () => this.load()));
-    this.stopListening = conn.listen(
+    ({ sync: this.sync, stop: this.stopListening } = followChannel(
+      'RedisVectorIndex',
+      conn,
       this.keys.channel,
+      () => observed(conn, REDIS_VECTOR_STORE, 'load', () => this.load()),
       (msg) => this.onAdded(msg),
-      () => void this.sync.run(),
-    );
+    ));
   }
 
   /** Called when an entry added by another instance reaches the mirror (pub/sub). Returns an unsubscribe. */
