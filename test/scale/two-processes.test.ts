@@ -208,7 +208,9 @@ describe('sluice serve --workers 2', () => {
     // (stdout may still be draining after the exit event)
     await cluster.waitFor('"shutting down workers"', () => cluster!.logs.find((l) => l.msg === 'shutting down workers' && l.signal === 'SIGTERM'), 2000, false);
     await cluster.waitFor('both workers\' "stopped" lines', () => (cluster!.logs.filter((l) => l.msg === 'stopped').length === 2 ? true : undefined), 2000, false);
-  });
+    // Three cold starts from the sources (tsx) plus SIGTERM's 5 s drain delay: ~15 s on a busy 2-core
+    // machine, over the suite's default 15 s; every wait inside is bounded on its own.
+  }, 40_000);
 
   it('exits non-zero naming Redis when the workers cannot start (no restart loop)', async () => {
     const exit = await failing.waitExit(20_000);
