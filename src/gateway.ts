@@ -349,7 +349,7 @@ export function createGateway(init: GatewayInit): Gateway {
         );
       }
       if (stores.kind === 'memory') {
-        logger.info({ msg: 'state is in memory: keys and virtual keys made through the API, guardrails, policies and request logs live as long as this process (--redis keeps them)' });
+        logger.info({ msg: 'state is in memory: keys and virtual keys made through the API, guardrails, prompts, policies, usage counters and request logs live as long as this process (--redis keeps them)' });
       }
       await declarePolicies();
       await declarePrompts();
