@@ -28,7 +28,7 @@ export function accountOf(ctx: HookedRequest): HookAccount {
 /** Metrics of one hook's run: each check's verdict and time, a denial, the feedback. */
 export function measureHook(r: HookResult, list: string, telemetry: Telemetry): void {
   try {
-    for (const c of r.checks) telemetry.check(c.id, c.error !== undefined ? 'error' : c.verdict ? 'pass' : 'fail', c.execution_time / 1000);
+    for (const c of r.checks) telemetry.check(c.id, c.error !== null ? 'error' : c.verdict ? 'pass' : 'fail', c.execution_time / 1000);
     if (r.deny) telemetry.hookDenied(r.id, list);
     if (r.feedback?.value !== undefined) telemetry.feedback(r.id, r.feedback.value, r.feedback.weight ?? 1);
   } catch {

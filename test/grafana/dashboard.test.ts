@@ -144,12 +144,13 @@ describe('grafana/dashboards/sluice.json', () => {
     }
   });
 
-  it('has the Overview, Per target, Circuit breakers, Cache & store and Process rows', () => {
+  it('has the Overview, Per target, Circuit breakers, Cache & store, Guardrails & usage limits and Process rows', () => {
     expect(panels.filter((p) => p.type === 'row').map((p) => p.title)).toEqual([
       'Overview',
       'Per target',
       'Circuit breakers',
       'Cache & store',
+      'Guardrails & usage limits',
       'Process',
     ]);
   });
@@ -229,6 +230,14 @@ describe('grafana/dashboards/sluice.json', () => {
       'sluice_cache_lookups_total',
       'sluice_store_errors_total',
       'sluice_store_operation_duration_seconds',
+      'sluice_check_verdicts_total',
+      'sluice_check_duration_seconds',
+      'sluice_hook_denials_total',
+      'sluice_usage_tokens_total',
+      'sluice_usage_cost_usd_total',
+      'sluice_usage_limit_rejections_total',
+      'sluice_usage_limit_alerts_total',
+      'sluice_usage_limit_store_errors_total',
       ...DEFAULT_METRICS,
     ]) {
       expect(referenced.has(name), `no panel queries ${name}`).toBe(true);

@@ -259,3 +259,20 @@ describe('hooks and the cache', () => {
     expect(fake.requests).toHaveLength(1);
   });
 });
+
+describe('check metrics', () => {
+  it('count a passing check as pass, a failing one as fail, and only a check that threw as error', async () => {
+    const count = async (verdict: string): Promise<number> => {
+      const text = await (await fetch(`${gw.url}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`sluice_check_verdicts_total{check="default.sentenceCount",verdict="${verdict}"}`));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+    const before = { pass: await count('pass'), fail: await count('fail'), error: await count('error') };
+    const config = (min: number) => ({ ...target(fake), input_guardrails: [{ id: 'sentences', 'default.sentenceCount': { minSentences: min, maxSentences: 10 } }] });
+    expect((await send(config(1), chat('One sentence.'))).status).toBe(200);
+    expect((await send(config(5), chat('One sentence.'))).status).toBe(246);
+    expect(await count('pass')).toBe(before.pass + 1);
+    expect(await count('fail')).toBe(before.fail + 1);
+    expect(await count('error')).toBe(before.error);
+  });
+});
