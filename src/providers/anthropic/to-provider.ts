@@ -7,7 +7,7 @@
  * Anthropic answers 400 naming any it does not know.
  */
 import { GatewayError } from '../../errors/gateway-error.js';
-import { splitBaseUrl } from '../openai-compatible/to-provider.js';
+import { jsonUpstream } from '../openai-compatible/to-provider.js';
 import { forwardedHeaders } from '../forward-headers.js';
 import type { ProviderDescriptor, ProviderRequest, Target, UpstreamRequest } from '../types.js';
 import { DEFAULT_MAX_TOKENS } from './descriptor.js';
@@ -319,24 +319,9 @@ export function toAnthropic(descriptor: ProviderDescriptor, req: ProviderRequest
     const route = req.endpoint === 'completions' ? '/v1/completions' : `/v1/${req.endpoint}`;
     throw new GatewayError('unsupported_endpoint', `Provider ${descriptor.id} does not serve ${route}; it serves /v1/chat/completions and /v1/models.`);
   }
-  const { origin, prefix } = splitBaseUrl(baseUrl);
   // Neither its own auth header nor a fixed header (anthropic-version) can be replaced by a forwarded one.
   const headers = forwardedHeaders(req, (h) => h === descriptor.auth.header || descriptor.extraHeaders?.[h] !== undefined);
   if (descriptor.extraHeaders) Object.assign(headers, descriptor.extraHeaders);
   if (target.api_key) headers[descriptor.auth.header] = target.api_key;
-  let body: string | undefined;
-  if (req.body) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(toAnthropicBody(req.body, req.stream));
-  }
-  if (req.stream) headers.accept = 'text/event-stream';
-  return {
-    origin,
-    path: prefix + path,
-    method: req.body ? 'POST' : 'GET',
-    headers,
-    body,
-    stream: req.stream,
-    untrustedHost: target.custom_host !== undefined,
-  };
+  return jsonUpstream(baseUrl, path, req, target, headers, req.body && toAnthropicBody(req.body, req.stream));
 }

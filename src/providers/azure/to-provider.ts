@@ -1,6 +1,6 @@
 import { forwardedHeaders } from '../forward-headers.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { splitBaseUrl, withStreamUsage } from '../openai-compatible/to-provider.js';
+import { jsonUpstream, withStreamUsage } from '../openai-compatible/to-provider.js';
 import type { ProviderDescriptor, ProviderRequest, Target, UpstreamRequest } from '../types.js';
 import { AZURE_AI_DEFAULT_BASE, AZURE_DEFAULT_API_VERSION, AZURE_OPENAI_DEFAULT_BASE } from './descriptors.js';
 
@@ -41,28 +41,6 @@ function label(target: Target, field: string, why: string): string {
 
 function forwarded(req: ProviderRequest, headers: Record<string, string>): void {
   forwardedHeaders(req, (h) => OWN_HEADERS.has(h), headers);
-}
-
-function upstream(
-  base: string,
-  pathAndQuery: string,
-  req: ProviderRequest,
-  target: Target,
-  headers: Record<string, string>,
-  body: Record<string, unknown> | undefined,
-): UpstreamRequest {
-  const { origin, prefix } = splitBaseUrl(base);
-  if (body) headers['content-type'] = 'application/json';
-  if (req.stream) headers.accept = 'text/event-stream';
-  return {
-    origin,
-    path: prefix + pathAndQuery,
-    method: body ? 'POST' : 'GET',
-    headers,
-    body: body && JSON.stringify(body),
-    stream: req.stream,
-    untrustedHost: target.custom_host !== undefined,
-  };
 }
 
 function pathOf(descriptor: ProviderDescriptor, req: ProviderRequest): string {
@@ -114,13 +92,13 @@ export function toAzureOpenAI(descriptor: ProviderDescriptor, req: ProviderReque
   }
   if (req.endpoint === 'models') {
     const v = str(target, 'api_version') ?? AZURE_DEFAULT_API_VERSION;
-    return upstream(base, `${path}?api-version=${encodeURIComponent(v)}`, req, target, headers, undefined);
+    return jsonUpstream(base, `${path}?api-version=${encodeURIComponent(v)}`, req, target, headers, undefined);
   }
   const d = pickDeployment(req, target);
   let body = req.body;
   if (body && req.stream && streamUsageSupported(d.apiVersion)) body = withStreamUsage(body);
   const pq = `/deployments/${encodeURIComponent(d.id)}${path}?api-version=${encodeURIComponent(d.apiVersion)}`;
-  return upstream(base, pq, req, target, headers, body);
+  return jsonUpstream(base, pq, req, target, headers, body);
 }
 
 /**
@@ -160,5 +138,5 @@ export function toAzureAI(descriptor: ProviderDescriptor, req: ProviderRequest, 
   if (deployment !== undefined && str(target, 'cloud_a_deployment_type') === 'managed') headers['azureml-model-deployment'] = deployment;
   const v = str(target, 'cloud_a_api_version');
   const pq = v === undefined ? path : `${path}?api-version=${encodeURIComponent(v)}`;
-  return upstream(base, pq, req, target, headers, req.endpoint === 'models' ? undefined : req.body);
+  return jsonUpstream(base, pq, req, target, headers, req.endpoint === 'models' ? undefined : req.body);
 }

@@ -16,6 +16,33 @@ export function splitBaseUrl(baseUrl: string): { origin: string; prefix: string 
   return hit;
 }
 
+/**
+ * The upstream request of a provider that speaks JSON over HTTP: `body` (absent: a GET) serialised
+ * once, the content type and, for a stream, `accept: text/event-stream` set on `headers`, and the URL
+ * marked untrusted when it came from a custom_host (the host guard then checks it).
+ */
+export function jsonUpstream(
+  baseUrl: string,
+  pathAndQuery: string,
+  req: ProviderRequest,
+  target: Target,
+  headers: Record<string, string>,
+  body: Record<string, unknown> | undefined,
+): UpstreamRequest {
+  const { origin, prefix } = splitBaseUrl(baseUrl);
+  if (body) headers['content-type'] = 'application/json';
+  if (req.stream) headers.accept = 'text/event-stream';
+  return {
+    origin,
+    path: prefix + pathAndQuery,
+    method: body ? 'POST' : 'GET',
+    headers,
+    body: body && JSON.stringify(body),
+    stream: req.stream,
+    untrustedHost: target.custom_host !== undefined,
+  };
+}
+
 
 /**
  * The body asking for the stream's usage chunk (`stream_options.include_usage: true`), the client's
@@ -39,7 +66,6 @@ export function toOpenAICompatible(
   if (!path) {
     throw new GatewayError('unsupported_endpoint', `Provider ${descriptor.id} does not serve ${req.endpoint}.`);
   }
-  const { origin, prefix } = splitBaseUrl(baseUrl);
   const extra = descriptor.extraHeaders;
   const headers = forwardedHeaders(req, extra ? (h) => extra[h] !== undefined : undefined);
   if (descriptor.extraHeaders) Object.assign(headers, descriptor.extraHeaders);
@@ -49,22 +75,10 @@ export function toOpenAICompatible(
   if (target.vendor_organization) headers['openai-organization'] = target.vendor_organization;
   if (target.vendor_project) headers['openai-project'] = target.vendor_project;
 
-  let body: string | undefined;
-  if (req.body) {
-    headers['content-type'] = 'application/json';
-    let payload = req.body;
+  let payload = req.body;
+  if (payload) {
     if (req.stream && descriptor.injectStreamUsage) payload = withStreamUsage(payload);
     payload = applyRequestQuirks(payload, descriptor.quirks);
-    body = JSON.stringify(payload);
   }
-  if (req.stream) headers.accept = 'text/event-stream';
-  return {
-    origin,
-    path: prefix + path,
-    method: req.body ? 'POST' : 'GET',
-    headers,
-    body,
-    stream: req.stream,
-    untrustedHost: target.custom_host !== undefined,
-  };
+  return jsonUpstream(baseUrl, path, req, target, headers, payload);
 }
