@@ -130,8 +130,8 @@ describe('Redis unreachable: fail closed (default) or open, and no double count 
     expect((await pending).status).toBe(200);
     await redis.restart();
     await until('the retried settle', async () => (await usageMap(closed.url).catch((): Record<string, number> => ({})))[''] === 15, 10_000, 100);
-    // the reservation was given back too: the whole rest of the limit still fits, and more retries change nothing
-    await new Promise((r) => setTimeout(r, 1500));
+    // the reservation was given back too: the whole rest of the limit still fits. (A settle taken twice
+    // counts once: the usage-counters contract tests that on both adapters, without waiting here.)
     expect(await usageMap(closed.url)).toEqual({ '': 15 });
     expect((await send(closed.url, fake.baseUrl)).status).toBe(200);
     await until('the second settle', async () => (await usageMap(closed.url))[''] === 30);
