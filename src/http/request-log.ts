@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
 import type { Usage } from '../config/wire.js';
+import { memoByObject } from '../util/memo.js';
 
 /**
  * What a request line is read from: the exchange itself (`Exchange` fits this shape), so nothing is
@@ -49,6 +50,12 @@ export function hooksSummary(before: readonly HookLogEntry[], after: readonly Ho
   return out;
 }
 
+/**
+ * A request's hooks summary, made once: its log line and its record (GET /v1/logs) are built from the
+ * same exchange when the response closes, so the second reads the first's.
+ */
+export const requestHooks = memoByObject((h: { readonly before: readonly HookLogEntry[]; readonly after: readonly HookLogEntry[] }) => hooksSummary(h.before, h.after));
+
 /** Writes one request's log line (nothing when the logger's level is above `info`). */
 export type RequestLogWriter = (ex: RequestLogSource, latencyMs: number) => void;
 
@@ -80,7 +87,7 @@ function requestLine(ex: RequestLogSource, latencyMs: number): string {
     if (ctx.attempts !== undefined) s += `,"attempts":${num(ctx.attempts)}`;
     if (ctx.usage) s += `,"usage":${JSON.stringify(ctx.usage)}`;
     if (ctx.cost !== undefined) s += `,"cost":${num(ctx.cost)}`;
-    if (ctx.hooks) s += `,"hooks":${JSON.stringify(hooksSummary(ctx.hooks.before, ctx.hooks.after))}`;
+    if (ctx.hooks) s += `,"hooks":${JSON.stringify(requestHooks(ctx.hooks))}`;
   }
   if (meta) {
     if (meta.provider !== undefined) s += `,"provider":${str(meta.provider)}`;
