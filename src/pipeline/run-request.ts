@@ -31,7 +31,8 @@ export interface RequestEdge<I> {
 export type RequestStage = MonoTypeOperatorFunction<RequestContext>;
 
 /**
- * Request-level stages that later issues fill in. Each is the identity until it exists.
+ * The request-level stages the composition root wires in (src/gateway.ts). `NO_STAGES` (no usage
+ * limits, no ledger) serves an app built without them, as some tests and benchmarks build it.
  */
 export interface Stages {
   /** Admission against the usage-limit policies (src/operators/usage-limit.ts): reserve, or 412. */
