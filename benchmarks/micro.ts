@@ -135,29 +135,8 @@ export async function measure(c: MicroCase, o: MicroOptions): Promise<MicroResul
 
 const CHAT_MINIMAL = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] };
 
-const CHAT_TYPICAL = {
-  model: 'gpt-4o-mini',
-  messages: [
-    { role: 'system', content: 'You are a helpful assistant. Answer briefly and cite the documentation you used.' },
-    { role: 'user', content: 'What is the capital of France?' },
-    { role: 'assistant', content: 'Paris.' },
-    { role: 'user', content: [{ type: 'text', text: 'And what is its population?' }] },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"city":"Paris"}' } }] },
-    { role: 'tool', tool_call_id: 'call_1', content: '{"population":2102650}' },
-  ],
-  temperature: 0.7,
-  top_p: 1,
-  max_tokens: 256,
-  stream: true,
-  stream_options: { include_usage: true },
-  user: 'user-1234',
-  tools: [
-    {
-      type: 'function',
-      function: { name: 'lookup', description: 'Looks a city up', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
-    },
-  ],
-};
+/** The providers' benchmark request (6 messages, a tool round trip, tools, parameters), streamed with usage. */
+const CHAT_TYPICAL = { ...PROVIDER_CHAT_REQUEST, stream: true, stream_options: { include_usage: true }, user: 'user-1234' };
 
 const EMBEDDINGS_BATCH = { model: 'text-embedding-3-small', input: Array.from({ length: 16 }, (_, i) => `document number ${i}: some text to embed`) };
 
