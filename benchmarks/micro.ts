@@ -48,9 +48,11 @@ import type { Provider, ProviderRequest, StreamEvent } from '../src/providers/ty
 import { PROVIDER_ANSWERS, PROVIDER_CHAT_REQUEST, PROVIDER_IDS, PROVIDER_MODELS, PROVIDER_STREAM_EVENTS, PROVIDER_STREAM_PRELUDE, PROVIDER_TARGETS } from './provider-fixtures.js';
 import { compileHooks } from '../src/plan/hooks.js';
 import { createCheckDeps } from '../src/checks/deps.js';
-import type { HookAccount } from '../src/checks/hooks.js';
+import { runHookSync, type HookAccount } from '../src/checks/hooks.js';
+import { requestInput, responseInput } from '../src/checks/text.js';
 import { requestHooks, type HookStageDeps, type HookedRequest } from '../src/operators/request-hooks.js';
 import { responseHooks } from '../src/operators/response-hooks.js';
+import { hookResults } from '../src/operators/hook-results.js';
 import { GUARDRAILS } from './scenarios/guardrails.js';
 import type { VirtualKey } from '../src/config/bootstrap.js';
 import type { Config } from '../src/config/schema.js';
@@ -294,9 +296,18 @@ export function microCases(): MicroCase[] {
   const inputHooks = compileHooks('input_guardrails', GUARDRAILS.input_guardrails, 'config');
   const outputHooks = compileHooks('output_guardrails', GUARDRAILS.output_guardrails, 'config');
   const inputStage = requestHooks<HookedRequest>(inputHooks, guardDeps);
+  const outputStage = responseHooks(outputHooks, 'config', guardDeps);
   const hookedContext = (): HookedRequest => ({ traceId: 'trace-micro', request: { endpoint: 'chat', body: jsonBody, headers: reqHeaders, stream: false } });
   const answer: GatewayEvent = { type: 'json', status: 200, body: JSON.parse(COMPLETION.toString()) as unknown, raw: COMPLETION.toString(), meta: { provider: 'openai', target: 'config', retries: 0 } };
   const passed = (a: HookAccount | undefined, phase: 'before' | 'after'): boolean => a?.[phase].length === 1 && a[phase][0]!.verdict && a[phase][0]!.checks.length === 2 && !a.failed;
+  // The account those guardrails leave on a request (what the hookResults stage serialises).
+  const reqInput = requestInput({ endpoint: 'chat', body: jsonBody, headers: reqHeaders });
+  const resInput = responseInput({ endpoint: 'chat', body: jsonBody, headers: reqHeaders, response: { body: answer.body, status: 200 } });
+  const guardedAccount: HookAccount = {
+    before: inputHooks.map((h) => runHookSync(h, reqInput, guardDeps.checks).result),
+    after: outputHooks.map((h) => ({ ...runHookSync(h, resInput, guardDeps.checks).result, target: 'config' })),
+    failed: false,
+  };
   const guardedPlan: PlanNode = hitResolver.resolve(header(JSON.stringify({ ...target, ...GUARDRAILS })));
   const guardedRunner = new PlanRunner({ ...deps, hooks: guardDeps });
 
@@ -397,12 +408,20 @@ export function microCases(): MicroCase[] {
       name: 'hook run, response phase: output guardrail contains + characterCount, deny, JSON answer (responseHooks stage)',
       fn: () => {
         const ctx = hookedContext();
-        return collect(of(answer).pipe(responseHooks(outputHooks, ctx, 'config', guardDeps))).then((events) => ({ events, ctx }));
+        return collect(of(answer).pipe(outputStage(ctx))).then((events) => ({ events, ctx }));
       },
       check: (r) => {
         const { events, ctx } = r as { events: GatewayEvent[]; ctx: HookedRequest };
         expect(events.length === 1 && events[0] === answer, 'the answer passes unchanged');
         expect(passed(ctx.hooks, 'after'), 'one passed hook of 2 checks');
+      },
+    },
+    {
+      name: 'hook results: hook_results of 2 hooks (4 checks) spliced into a JSON answer (hookResults stage)',
+      fn: () => collect(of(answer).pipe(hookResults({ hooks: guardedAccount }, false))),
+      check: (r) => {
+        const e = (r as GatewayEvent[])[0]!;
+        expect(e.type === 'json' && e.status === 200 && (JSON.parse(e.raw!) as { hook_results?: unknown }).hook_results !== undefined, 'one 200 answer whose text carries hook_results');
       },
     },
     {

@@ -7,6 +7,7 @@
 import type { ResolvedCheck } from './registry.js';
 import { DEFAULT_CHECK_TIMEOUT_MS, ms3, settleCheck, settleCheckSync, type CheckResult } from './settle.js';
 import type { CheckDeps, CheckInput, CheckOutcome } from './types.js';
+import { withBodies } from './text.js';
 
 export type HookList = 'input_guardrails' | 'before_request_hooks' | 'output_guardrails' | 'after_request_hooks';
 
@@ -66,13 +67,6 @@ export interface HookRun {
   transformed?: CheckOutcome['transformed'];
 }
 
-/** The input a later check sees after a mutator changed a body. */
-function applied(input: CheckInput, t: NonNullable<CheckOutcome['transformed']>, rebuild: (body: Record<string, unknown> | undefined, response?: unknown) => CheckInput): CheckInput {
-  return rebuild(t.request?.body ?? input.request.body, t.response ? t.response.body : input.response?.body);
-}
-
-type Rebuild = (body: Record<string, unknown> | undefined, response?: unknown) => CheckInput;
-
 /** The hook's result from its checks' results. */
 function hookRun(spec: HookSpec, results: CheckResult[], transformed: CheckOutcome['transformed'], start: number): HookRun {
   const verdict = results.every((r) => r.verdict);
@@ -101,11 +95,11 @@ const inOrder = (spec: HookSpec): boolean => spec.sequential || spec.checks.some
 export const runsSync = (spec: HookSpec): boolean => spec.checks.every((c) => !c.def.io);
 
 /**
- * Run one hook against `input`. `rebuild` makes a new input from changed bodies (texts extracted
- * again) so that sequential checks see a mutator's output.
+ * Run one hook against `input`. Sequential checks see a mutator's output (the input made again from
+ * the changed body, `withBodies`).
  */
-export async function runHook(spec: HookSpec, input: CheckInput, deps: CheckDeps, rebuild: Rebuild, signal?: AbortSignal): Promise<HookRun> {
-  if (runsSync(spec)) return runHookSync(spec, input, deps, rebuild);
+export async function runHook(spec: HookSpec, input: CheckInput, deps: CheckDeps, signal?: AbortSignal): Promise<HookRun> {
+  if (runsSync(spec)) return runHookSync(spec, input, deps);
   const start = performance.now();
   const results: CheckResult[] = [];
   let transformed: CheckOutcome['transformed'];
@@ -116,7 +110,7 @@ export async function runHook(spec: HookSpec, input: CheckInput, deps: CheckDeps
       results.push(result);
       if (outcome?.transformed) {
         transformed = { ...transformed, ...outcome.transformed };
-        current = applied(current, outcome.transformed, rebuild);
+        current = withBodies(current, outcome.transformed);
       }
     }
   } else {
@@ -127,7 +121,7 @@ export async function runHook(spec: HookSpec, input: CheckInput, deps: CheckDeps
 }
 
 /** `runHook` for a hook whose checks all compute (see `runsSync`): in order, at once. */
-export function runHookSync(spec: HookSpec, input: CheckInput, deps: CheckDeps, rebuild: Rebuild): HookRun {
+export function runHookSync(spec: HookSpec, input: CheckInput, deps: CheckDeps): HookRun {
   const start = performance.now();
   const results: CheckResult[] = [];
   let transformed: CheckOutcome['transformed'];
@@ -137,7 +131,7 @@ export function runHookSync(spec: HookSpec, input: CheckInput, deps: CheckDeps, 
     results.push(result);
     if (outcome?.transformed) {
       transformed = { ...transformed, ...outcome.transformed };
-      current = applied(current, outcome.transformed, rebuild);
+      current = withBodies(current, outcome.transformed);
     }
   }
   return hookRun(spec, results, transformed, start);
@@ -148,6 +142,8 @@ export interface HookAccount {
   before: HookResult[];
   after: HookResult[];
   failed: boolean;
+  /** The log line's and record's summary of these results, made once when the request ends (http/request-log.ts). */
+  summary?: Record<string, unknown>[];
 }
 
 /** The `hook_results` member of an answer. */

@@ -74,6 +74,11 @@ export async function settleCheck(
   }
 }
 
+/** `not`: the outcome with its verdict inverted (written out: a spread copy costs more than the check). */
+function inverted(o: CheckOutcome): CheckOutcome {
+  return o.transformed === undefined ? { verdict: !o.verdict, data: o.data } : { verdict: !o.verdict, data: o.data, transformed: o.transformed };
+}
+
 /** A check that never waits on anything never aborts: no signal and no timer needed. */
 const NEVER_ABORTED = new AbortController().signal;
 
@@ -96,7 +101,7 @@ export function settleCheckSync(
       raw.catch(() => undefined);
       throw new Error(`check ${check.id} answered asynchronously but does not declare io`);
     }
-    const outcome = check.not ? { ...raw, verdict: !raw.verdict } : raw;
+    const outcome = check.not ? inverted(raw) : raw;
     return {
       result: { id: check.id, verdict: outcome.verdict, data: outcome.data ?? null, error: null, execution_time: ms3(clock() - started), transformed: outcome.transformed !== undefined },
       outcome,

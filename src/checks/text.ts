@@ -26,6 +26,12 @@ function strings(v: unknown): string[] {
   return [];
 }
 
+/** A CheckInput's `request`: the body and its texts. */
+function requestPart(endpoint: CheckEndpoint, body: Json | undefined): CheckInput['request'] {
+  const t = requestTexts(endpoint, body);
+  return { body, text: t.text, allText: t.allText };
+}
+
 /** `text` (the latest turn) and `allText` (everything sent) of a request body; see CheckInput. */
 export function requestTexts(endpoint: CheckEndpoint, body: Json | undefined): { text: string; allText: string } {
   if (!body) return { text: '', allText: '' };
@@ -168,25 +174,45 @@ export interface InputParts {
   traceId?: string;
 }
 
-/** The CheckInput of a request-phase stage (texts extracted once for all its checks). */
-export function requestInput(p: InputParts): CheckInput {
+/** A stage's CheckInput: the texts extracted once for all its checks. */
+function checkInput(p: InputParts, phase: CheckInput['phase'], response: CheckInput['response']): CheckInput {
   return {
-    phase: 'request',
+    phase,
     endpoint: p.endpoint,
-    request: { body: p.body, ...requestTexts(p.endpoint, p.body) },
+    request: requestPart(p.endpoint, p.body),
     metadata: p.metadata ?? {},
     headers: p.headers ?? {},
     model: typeof p.body?.model === 'string' ? p.body.model : undefined,
     provider: p.provider,
     traceId: p.traceId,
+    response,
   };
+}
+
+/** The CheckInput of a request-phase stage. */
+export function requestInput(p: InputParts): CheckInput {
+  return checkInput(p, 'request', undefined);
 }
 
 /** The CheckInput of a response-phase stage; `response.body` is a JSON answer or an assembled stream. */
 export function responseInput(p: InputParts & { response: { body: unknown; status: number } }): CheckInput {
-  return {
-    ...requestInput(p),
-    phase: 'response',
-    response: { body: p.response.body, status: p.response.status, text: responseText(p.endpoint, p.response.body) },
-  };
+  return checkInput(p, 'response', { body: p.response.body, status: p.response.status, text: responseText(p.endpoint, p.response.body) });
+}
+
+/**
+ * The input a later check sees after a mutator changed a body: the changed body's texts extracted
+ * again, the rest shared with `input`.
+ */
+export function withBodies(input: CheckInput, t: { request?: { body: Json }; response?: { body: unknown } }): CheckInput {
+  const next: CheckInput = { ...input };
+  if (t.request) {
+    const body = t.request.body;
+    next.request = requestPart(input.endpoint, body);
+    next.model = typeof body.model === 'string' ? body.model : undefined;
+  }
+  if (t.response && input.response) {
+    const body = t.response.body;
+    next.response = { body, text: responseText(input.endpoint, body), status: input.response.status };
+  }
+  return next;
 }

@@ -1,7 +1,7 @@
-import { from, mergeMap, of, throwError, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
+import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { runHook, runHookSync, runsSync, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
-import { requestInput } from '../checks/text.js';
-import type { CheckDeps, CheckEndpoint } from '../checks/types.js';
+import { requestInput, withBodies } from '../checks/text.js';
+import type { CheckDeps, CheckEndpoint, CheckInput } from '../checks/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Telemetry } from '../metrics/telemetry.js';
 import { hookResultsBody } from '../checks/hooks.js';
@@ -22,7 +22,7 @@ export interface HookStageDeps {
 }
 
 export function accountOf(ctx: HookedRequest): HookAccount {
-  return (ctx.hooks ??= { before: [], after: [], failed: false });
+  return (ctx.hooks ??= { before: [], after: [], failed: false, summary: undefined });
 }
 
 /** Metrics of one hook's run: each check's verdict and time, a denial, the feedback. */
@@ -58,69 +58,110 @@ export function deniedError(account: HookAccount, phase: 'request' | 'answer'): 
   });
 }
 
+/** The stage's hooks as the request path uses them, sorted once per plan. */
+interface RequestStage {
+  sync: readonly HookSpec[];
+  background: readonly HookSpec[];
+  /** Every sync hook only computes: they run at once, no promise. */
+  allSync: boolean;
+  deps: HookStageDeps;
+}
+
+/** One sync hook's run taken into the account: the body it leaves (a mutator's); throws the 446. */
+function take(account: HookAccount, h: HookSpec, run: HookRun, body: Record<string, unknown>, telemetry: Telemetry): Record<string, unknown> {
+  account.before.push(run.result);
+  measureHook(run.result, h.list, telemetry);
+  if (run.result.deny) throw deniedError(account, 'request');
+  if (!run.result.verdict) account.failed = true;
+  return run.transformed?.request ? run.transformed.request.body : body;
+}
+
+/** The request's body after the sync hooks, at once (computation checks only); throws the 446. */
+function runNow(stage: RequestStage, input: CheckInput, account: HookAccount): Record<string, unknown> {
+  let body = input.request.body!;
+  for (const h of stage.sync) {
+    const next = take(account, h, runHookSync(h, input, stage.deps.checks), body, stage.deps.telemetry);
+    if (next !== body) input = withBodies(input, { request: { body: (body = next) } });
+  }
+  return body;
+}
+
+/** `runNow` for hooks that wait on I/O; rejects with the 446. */
+async function runLater(stage: RequestStage, input: CheckInput, account: HookAccount): Promise<Record<string, unknown>> {
+  let body = input.request.body!;
+  for (const h of stage.sync) {
+    const next = take(account, h, await runHook(h, input, stage.deps.checks), body, stage.deps.telemetry);
+    if (next !== body) input = withBodies(input, { request: { body: (body = next) } });
+  }
+  return body;
+}
+
+/** Async hooks: beside the request, never changing it; their results are measured and logged. */
+function runInBackground(stage: RequestStage, input: CheckInput, traceId: string): void {
+  const { background, deps } = stage;
+  void Promise.all(background.map((h) => runHook(h, input, deps.checks))).then(
+    (runs) => {
+      runs.forEach((r, i) => measureHook(r.result, background[i]!.list, deps.telemetry));
+      deps.onAsync(
+        traceId,
+        runs.map((r) => ({ ...r.result, deny: false })),
+        'request',
+      );
+    },
+    () => undefined,
+  );
+}
+
 /**
  * A request stage: input guardrails or before hooks, run in order on the request before the cache
  * lookup and the upstream call. A hook that denies ends the request with 446 (the provider is not
  * called, nothing is cached); a failed check without deny marks the answer 246; a mutator's change
  * replaces the request body (so the cache key and the provider see it). Async hooks run beside the
  * request and never change it. Endpoints without a body (models) pass untouched.
+ *
+ * What can be is decided once per plan (which hooks are sync, whether any waits on I/O); per request
+ * the stage makes one check input and, for computation checks only, no promise.
  */
 export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps): MonoTypeOperatorFunction<C> {
   const sync = hooks.filter((h) => !h.async);
-  const background = hooks.filter((h) => h.async);
-  const allSync = sync.every(runsSync);
+  const stage: RequestStage = { sync, background: hooks.filter((h) => h.async), allSync: sync.every(runsSync), deps };
   return (ctx$: Observable<C>) =>
-    ctx$.pipe(
-      mergeMap((ctx) => {
-        const req = ctx.request;
-        if (req.endpoint === 'models' || !req.body) return of(ctx);
-        const endpoint = req.endpoint as CheckEndpoint;
-        const rebuild = (body: Record<string, unknown> | undefined) =>
-          requestInput({ endpoint, body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId });
-        if (background.length > 0) {
-          const input = rebuild(req.body);
-          void Promise.all(background.map((h) => runHook(h, input, deps.checks, rebuild))).then(
-            (runs) => {
-              runs.forEach((r, i) => measureHook(r.result, background[i]!.list, deps.telemetry));
-              deps.onAsync(
-                ctx.traceId,
-                runs.map((r) => ({ ...r.result, deny: false })),
-                'request',
-              );
-            },
-            () => undefined,
-          );
-        }
-        if (sync.length === 0) return of(ctx);
-        const account = accountOf(ctx);
-        let body = req.body;
-        /** One hook's run taken into the account; throws the 446. */
-        const take = (h: HookSpec, run: HookRun): void => {
-          account.before.push(run.result);
-          measureHook(run.result, h.list, deps.telemetry);
-          if (run.result.deny) throw deniedError(account, 'request');
-          if (!run.result.verdict) account.failed = true;
-          if (run.transformed?.request) body = run.transformed.request.body;
-        };
-        const done = (): C => {
-          if (body !== req.body) ctx.request = { ...req, body };
-          return ctx;
-        };
-        if (allSync) {
-          // Computation checks only: at once, no promise.
-          try {
-            for (const h of sync) take(h, runHookSync(h, rebuild(body), deps.checks, rebuild));
-          } catch (e) {
-            return throwError(() => e);
+    new Observable<C>((subscriber) => {
+      let pending = 0;
+      let ended = false;
+      return ctx$.subscribe({
+        next(ctx) {
+          const req = ctx.request;
+          if (req.endpoint === 'models' || !req.body) return subscriber.next(ctx);
+          const input = requestInput({ endpoint: req.endpoint as CheckEndpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId });
+          if (stage.background.length > 0) runInBackground(stage, input, ctx.traceId);
+          if (sync.length === 0) return subscriber.next(ctx);
+          const account = accountOf(ctx);
+          if (stage.allSync) {
+            let body: Record<string, unknown>;
+            try {
+              body = runNow(stage, input, account);
+            } catch (e) {
+              return subscriber.error(e);
+            }
+            if (body !== req.body) ctx.request = { ...req, body };
+            return subscriber.next(ctx);
           }
-          return of(done());
-        }
-        return from(
-          (async () => {
-            for (const h of sync) take(h, await runHook(h, rebuild(body), deps.checks, rebuild));
-            return done();
-          })(),
-        );
-      }),
-    );
+          pending++;
+          runLater(stage, input, account).then(
+            (body) => {
+              if (body !== req.body) ctx.request = { ...req, body };
+              subscriber.next(ctx);
+              if (--pending === 0 && ended) subscriber.complete();
+            },
+            (e: unknown) => subscriber.error(e),
+          );
+        },
+        error: (e: unknown) => subscriber.error(e),
+        complete() {
+          ended = true;
+          if (pending === 0) subscriber.complete();
+        },
+      });
+    });
 }

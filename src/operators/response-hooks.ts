@@ -1,10 +1,87 @@
-import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { identity, Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { chunksToJson, jsonToChunks } from '../cache/assemble.js';
 import { runHook, runHookSync, runsSync, type HookRun, type HookSpec } from '../checks/hooks.js';
-import { responseInput } from '../checks/text.js';
+import { responseInput, withBodies } from '../checks/text.js';
 import type { CheckEndpoint, CheckInput } from '../checks/types.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 import { accountOf, deniedError, measureHook, type HookedRequest, type HookStageDeps } from './request-hooks.js';
+
+/** One target's answer hooks as the answer path uses them, sorted once per plan. */
+interface AnswerStage {
+  sync: readonly HookSpec[];
+  background: readonly HookSpec[];
+  /** A sync hook may deny: a stream is held until its checks are done. */
+  hold: boolean;
+  /** Every sync hook only computes: they run at once, no promise. */
+  allSync: boolean;
+  /** The target's JSON path, written into each result. */
+  target: string;
+  deps: HookStageDeps;
+}
+
+/** The check input of an answer: the request as it was sent, the answer's body and texts. */
+function answerInput(ctx: HookedRequest, body: unknown, status: number): CheckInput {
+  const req = ctx.request;
+  return responseInput({ endpoint: req.endpoint as CheckEndpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId, response: { body, status } });
+}
+
+/** One hook's run taken into the account: the (maybe mutated) body; throws the 446. A failure without deny marks `meta`. */
+function take(stage: AnswerStage, ctx: HookedRequest, h: HookSpec, run: HookRun, body: unknown, meta: AnswerMeta): unknown {
+  const account = accountOf(ctx);
+  run.result.target = stage.target;
+  account.after.push(run.result);
+  measureHook(run.result, h.list, stage.deps.telemetry);
+  if (run.result.deny) throw deniedError(account, 'answer');
+  if (!run.result.verdict) {
+    account.failed = true;
+    meta.hooksFailed = true;
+  }
+  return run.transformed?.response ? run.transformed.response.body : body;
+}
+
+/** The sync hooks on `body`, at once (computation checks only): the (maybe mutated) body; throws the 446. */
+function checkNow(stage: AnswerStage, ctx: HookedRequest, body: unknown, status: number, meta: AnswerMeta): unknown {
+  let input = answerInput(ctx, body, status);
+  for (const h of stage.sync) {
+    const next = take(stage, ctx, h, runHookSync(h, input, stage.deps.checks), body, meta);
+    if (next !== body) input = withBodies(input, { response: { body: (body = next) } });
+  }
+  return body;
+}
+
+/** `checkNow` for hooks that may wait on I/O; rejects with the 446. */
+async function check(stage: AnswerStage, ctx: HookedRequest, body: unknown, status: number, meta: AnswerMeta): Promise<unknown> {
+  if (stage.allSync) return checkNow(stage, ctx, body, status, meta);
+  let input = answerInput(ctx, body, status);
+  for (const h of stage.sync) {
+    const next = take(stage, ctx, h, await runHook(h, input, stage.deps.checks), body, meta);
+    if (next !== body) input = withBodies(input, { response: { body: (body = next) } });
+  }
+  return body;
+}
+
+/** Async hooks on the final answer, after it was sent: measured and logged, never changing it. */
+function inBackground(stage: AnswerStage, ctx: HookedRequest, body: unknown, status: number): void {
+  const { background, deps, target } = stage;
+  if (background.length === 0) return;
+  const input = answerInput(ctx, body, status);
+  void Promise.all(background.map((h) => runHook(h, input, deps.checks))).then(
+    (runs) => {
+      runs.forEach((r, i) => measureHook({ ...r.result, deny: false }, background[i]!.list, deps.telemetry));
+      deps.onAsync(
+        ctx.traceId,
+        runs.map((r) => ({ ...r.result, deny: false, target })),
+        'response',
+      );
+    },
+    () => undefined,
+  );
+}
+
+/** A JSON answer checked: the event to send (the mutated body, when a mutator changed it). */
+function answered(ev: Extract<GatewayEvent, { type: 'json' }>, body: unknown): GatewayEvent {
+  return body === ev.body ? ev : { type: 'json', status: ev.status, body, meta: ev.meta, ...(ev.usage ? { usage: ev.usage } : {}) };
+}
 
 /**
  * An answer stage: output guardrails or after hooks of one target, run on its answer inside the
@@ -18,131 +95,103 @@ import { accountOf, deniedError, measureHook, type HookedRequest, type HookStage
  *   their results reach the log, the metrics and the stream's closing `hook_results` comment.
  * - Async hooks run on the final answer after it was sent and never change it.
  * Error answers pass untouched (hooks check answers, not failures).
+ *
+ * Built once per target of a plan; the function it returns makes the operator of one request.
  */
-export function responseHooks(hooks: readonly HookSpec[], ctx: HookedRequest, target: string, deps: HookStageDeps): MonoTypeOperatorFunction<GatewayEvent> {
+export function responseHooks(hooks: readonly HookSpec[], target: string, deps: HookStageDeps): (ctx: HookedRequest) => MonoTypeOperatorFunction<GatewayEvent> {
+  if (hooks.length === 0) return () => identity;
   const sync = hooks.filter((h) => !h.async);
-  const background = hooks.filter((h) => h.async);
-  const hold = sync.some((h) => h.denyOnFail || h.denyOnSuccess);
-  const req = ctx.request;
-  // Embeddings and model lists carry no text to check.
-  if (req.endpoint === 'models' || req.endpoint === 'embeddings' || hooks.length === 0) return (s) => s;
-  const endpoint = req.endpoint as CheckEndpoint;
-  const inputFor = (body: unknown, status: number): CheckInput =>
-    responseInput({ endpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId, response: { body, status } });
-
-  const allSync = sync.every(runsSync);
-  /** One hook's run taken into the account: the (maybe mutated) body; throws the 446. A failure without deny marks `meta`. */
-  const take = (h: HookSpec, run: HookRun, body: unknown, meta: AnswerMeta): unknown => {
-    const account = accountOf(ctx);
-    run.result.target = target;
-    account.after.push(run.result);
-    measureHook(run.result, h.list, deps.telemetry);
-    if (run.result.deny) throw deniedError(account, 'answer');
-    if (!run.result.verdict) {
-      account.failed = true;
-      meta.hooksFailed = true;
-    }
-    return run.transformed?.response ? run.transformed.response.body : body;
+  const stage: AnswerStage = {
+    sync,
+    background: hooks.filter((h) => h.async),
+    hold: sync.some((h) => h.denyOnFail || h.denyOnSuccess),
+    allSync: sync.every(runsSync),
+    target,
+    deps,
   };
-  /** The sync hooks on `body`, at once (computation checks only); throws the 446. */
-  const checkNow = (body: unknown, status: number, meta: AnswerMeta): unknown => {
-    for (const h of sync) body = take(h, runHookSync(h, inputFor(body, status), deps.checks, (_b, response) => inputFor(response, status)), body, meta);
-    return body;
-  };
-  /** Run the sync hooks on `body`: the (maybe mutated) body; rejects with the 446. */
-  const check = async (body: unknown, status: number, meta: AnswerMeta): Promise<unknown> => {
-    if (allSync) return checkNow(body, status, meta);
-    for (const h of sync) body = take(h, await runHook(h, inputFor(body, status), deps.checks, (_b, response) => inputFor(response, status)), body, meta);
-    return body;
-  };
-  const inBackground = (body: unknown, status: number): void => {
-    if (background.length === 0) return;
-    const input = inputFor(body, status);
-    void Promise.all(background.map((h) => runHook(h, input, deps.checks, (_b, response) => inputFor(response, status)))).then(
-      (runs) => {
-        runs.forEach((r, i) => measureHook({ ...r.result, deny: false }, background[i]!.list, deps.telemetry));
-        deps.onAsync(
-          ctx.traceId,
-          runs.map((r) => ({ ...r.result, deny: false, target })),
-          'response',
-        );
-      },
-      () => undefined,
-    );
-  };
-
-  return (source) =>
-    new Observable<GatewayEvent>((subscriber) => {
-      let closed = false;
-      const held: GatewayEvent[] = [];
-      const chunks: Record<string, unknown>[] = [];
-      let start: Extract<GatewayEvent, { type: 'stream-start' }> | undefined;
-      const fail = (e: unknown): void => {
-        if (!closed) subscriber.error(e);
-      };
-      const sub = source.subscribe({
-        next(ev) {
-          if (ev.type === 'json') {
-            if (ev.status < 200 || ev.status >= 300 || sync.length === 0) {
-              inBackground(ev.body, ev.status);
-              subscriber.next(ev);
+  return (ctx) => {
+    const endpoint = ctx.request.endpoint;
+    // Embeddings and model lists carry no text to check.
+    if (endpoint === 'models' || endpoint === 'embeddings') return identity;
+    return (source) =>
+      new Observable<GatewayEvent>((subscriber) => {
+        let closed = false;
+        /** A JSON answer sent on without its checks (an error answer): the source's end is its end. */
+        let passed = false;
+        const held: GatewayEvent[] = [];
+        const chunks: Record<string, unknown>[] = [];
+        let start: Extract<GatewayEvent, { type: 'stream-start' }> | undefined;
+        const fail = (e: unknown): void => {
+          if (!closed) subscriber.error(e);
+        };
+        const sub = source.subscribe({
+          next(ev) {
+            if (ev.type === 'json') {
+              if (ev.status < 200 || ev.status >= 300 || sync.length === 0) {
+                inBackground(stage, ctx, ev.body, ev.status);
+                passed = true;
+                subscriber.next(ev);
+                return;
+              }
+              if (stage.allSync) {
+                let body: unknown;
+                try {
+                  body = checkNow(stage, ctx, ev.body, ev.status, ev.meta);
+                } catch (e) {
+                  return fail(e);
+                }
+                inBackground(stage, ctx, body, ev.status);
+                subscriber.next(answered(ev, body));
+                subscriber.complete();
+                return;
+              }
+              check(stage, ctx, ev.body, ev.status, ev.meta).then((body) => {
+                if (closed) return;
+                inBackground(stage, ctx, body, ev.status);
+                subscriber.next(answered(ev, body));
+                subscriber.complete();
+              }, fail);
               return;
             }
-            const answer = (body: unknown): void => {
-              if (closed) return;
-              inBackground(body, ev.status);
-              subscriber.next(body === ev.body ? ev : { type: 'json', status: ev.status, body, meta: ev.meta, ...(ev.usage ? { usage: ev.usage } : {}) });
-              subscriber.complete();
-            };
-            if (allSync) {
-              let body: unknown;
+            if (ev.type === 'stream-start') start = ev;
+            else if (ev.data !== '') {
               try {
-                body = checkNow(ev.body, ev.status, ev.meta);
-              } catch (e) {
-                return fail(e);
-              }
-              return answer(body);
-            }
-            check(ev.body, ev.status, ev.meta).then(answer, fail);
-            return;
-          }
-          if (ev.type === 'stream-start') start = ev;
-          else if (ev.data !== '') {
-            try {
-              chunks.push(JSON.parse(ev.data) as Record<string, unknown>);
-            } catch {
-              // not a JSON chunk: nothing to assemble from it
-            }
-          }
-          if (hold) held.push(ev);
-          else subscriber.next(ev);
-        },
-        error: fail,
-        complete() {
-          if (!start && held.length === 0 && chunks.length === 0) {
-            // a JSON answer completes after its checks, above
-            if (sync.length === 0 || closed) subscriber.complete();
-            return;
-          }
-          const assembled = chunksToJson(endpoint, chunks as never);
-          // A stream's events start with stream-start; the fallback only keeps the types honest.
-          check(assembled, 200, start?.meta ?? { provider: '', target, retries: 0 }).then((body) => {
-            if (closed) return;
-            inBackground(body, 200);
-            if (hold) {
-              if (body === assembled) for (const ev of held) subscriber.next(ev);
-              else {
-                subscriber.next(start!);
-                for (const c of jsonToChunks(endpoint, body as never)) subscriber.next({ type: 'chunk', data: JSON.stringify(c) });
+                chunks.push(JSON.parse(ev.data) as Record<string, unknown>);
+              } catch {
+                // not a JSON chunk: nothing to assemble from it
               }
             }
-            subscriber.complete();
-          }, fail);
-        },
+            if (stage.hold) held.push(ev);
+            else subscriber.next(ev);
+          },
+          error: fail,
+          complete() {
+            if (!start && held.length === 0 && chunks.length === 0) {
+              // a checked JSON answer completes after its checks, above
+              if (passed || sync.length === 0 || closed) subscriber.complete();
+              return;
+            }
+            const ep = endpoint as CheckEndpoint;
+            const assembled = chunksToJson(ep, chunks as never);
+            // A stream's events start with stream-start; the fallback only keeps the types honest.
+            check(stage, ctx, assembled, 200, start?.meta ?? { provider: '', target, retries: 0 }).then((body) => {
+              if (closed) return;
+              inBackground(stage, ctx, body, 200);
+              if (stage.hold) {
+                if (body === assembled) for (const ev of held) subscriber.next(ev);
+                else {
+                  subscriber.next(start!);
+                  for (const c of jsonToChunks(ep, body as never)) subscriber.next({ type: 'chunk', data: JSON.stringify(c) });
+                }
+              }
+              subscriber.complete();
+            }, fail);
+          },
+        });
+        return () => {
+          closed = true;
+          sub.unsubscribe();
+        };
       });
-      return () => {
-        closed = true;
-        sub.unsubscribe();
-      };
-    });
+  };
 }

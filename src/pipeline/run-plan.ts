@@ -124,9 +124,9 @@ export class PlanRunner {
     const hooks = hooksOf(node);
     const answerHooks = [...hooks.output_guardrails, ...hooks.after_request_hooks];
     if (answerHooks.length > 0) {
-      const hookDeps = this.hookDeps();
+      const stage = responseHooks(answerHooks, node.path, this.hookDeps());
       const call = run;
-      run = (ctx) => call(ctx).pipe(responseHooks(answerHooks, ctx, node.path, hookDeps));
+      run = (ctx) => call(ctx).pipe(stage(ctx));
     }
     const retry = node.settings.retry;
     if (retry && retry.attempts > 0) {

@@ -73,11 +73,12 @@ describe('micro-benchmarks', () => {
     expect(lines.join('')).toContain('Translation cost per provider');
   });
 
-  it('time the guardrail hook stages (issue 11): --only hook selects the request and response phase and the guarded plan run', async () => {
+  it('time the guardrail hook stages (issue 11): --only hook selects the request and response phase, the hook results and the guarded plan run', async () => {
     const lines: string[] = [];
     const results = await runMicro({ warmupMs: 1, roundMs: 1, rounds: 1, iterations: 5 }, 'hook', (s) => lines.push(s));
     const names = results.map((r) => r.name);
-    expect(names).toHaveLength(3);
+    expect(names).toHaveLength(4);
+    expect(names.filter((n) => n.startsWith('hook results: hook_results of 2 hooks (4 checks) spliced into a JSON answer'))).toHaveLength(1);
     expect(names.filter((n) => n.startsWith('hook run, request phase: input guardrail regexMatch + wordCount'))).toHaveLength(1);
     expect(names.filter((n) => n.startsWith('hook run, response phase: output guardrail contains + characterCount'))).toHaveLength(1);
     expect(names.filter((n) => n.startsWith('plan run, single target + input and output guardrails'))).toHaveLength(1);

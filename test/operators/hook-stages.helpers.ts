@@ -1,0 +1,94 @@
+/** Shared set-up of the hook stage operator tests (not a test file itself). */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
+import { firstValueFrom, lastValueFrom, of, toArray, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
+import { createCheckDeps } from '../../src/checks/deps.js';
+import type { HookList, HookResult } from '../../src/checks/hooks.js';
+import type { HookedRequest, HookStageDeps } from '../../src/operators/request-hooks.js';
+import { compileHooks } from '../../src/plan/hooks.js';
+import { HostGuard } from '../../src/security/host-guard.js';
+import type { GatewayEvent } from '../../src/upstream/events.js';
+import { recording } from '../helpers/telemetry.js';
+
+export const compile = (list: HookList, items: unknown[]) => compileHooks(list, items, 'config');
+
+/** Stage deps with a recording telemetry, checks that may reach 127.0.0.1, and the async results kept. */
+export interface AsyncReport {
+  traceId: string;
+  results: HookResult[];
+  phase: string;
+}
+
+/**
+ * Stage deps with a recording telemetry, checks that may reach 127.0.0.1, and the async results
+ * kept; `nextAsync()` resolves at the next report.
+ */
+export function stageDeps(): { deps: HookStageDeps; calls: ReturnType<typeof recording>['calls']; asyncResults: AsyncReport[]; nextAsync: () => Promise<AsyncReport>; close: () => Promise<void> } {
+  const { telemetry, calls } = recording();
+  const checks = createCheckDeps(new HostGuard({ trusted: ['127.0.0.1'] }));
+  const asyncResults: AsyncReport[] = [];
+  let waiters: ((r: AsyncReport) => void)[] = [];
+  return {
+    deps: {
+      checks,
+      telemetry,
+      onAsync: (traceId, results, phase) => {
+        const r = { traceId, results, phase };
+        asyncResults.push(r);
+        const w = waiters;
+        waiters = [];
+        for (const f of w) f(r);
+      },
+    },
+    calls,
+    asyncResults,
+    nextAsync: () => new Promise((r) => waiters.push(r)),
+    close: () => checks.close(),
+  };
+}
+
+export function chatCtx(text: string, endpoint = 'chat'): HookedRequest {
+  return { traceId: 'trace-1', request: { endpoint, body: { model: 'gpt-4o', messages: [{ role: 'user', content: text }] }, headers: {}, stream: false } };
+}
+
+export function answer(text: string, raw = true): Extract<GatewayEvent, { type: 'json' }> {
+  const body = { id: 'c1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }] };
+  return { type: 'json', status: 200, body, ...(raw ? { raw: JSON.stringify(body) } : {}), meta: { provider: 'openai', target: 'config', retries: 0 } };
+}
+
+export const run1 = <T>(value: T, op: MonoTypeOperatorFunction<T>): Promise<T> => firstValueFrom(of(value).pipe(op));
+export const runAll = <T>(source: Observable<T>, op: MonoTypeOperatorFunction<T>): Promise<T[]> => lastValueFrom(source.pipe(op, toArray()));
+
+/** A webhook receiver on 127.0.0.1:0 answering `verdict`, after `hold` resolves when one is given. */
+export async function webhookServer(verdict: boolean, hold?: Promise<void>): Promise<{ url: string; hits: () => number; server: Server }> {
+  let n = 0;
+  const server = createServer((req, res) => {
+    n++;
+    req.resume();
+    req.on('end', () => {
+      void (hold ?? Promise.resolve()).then(() => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ verdict }));
+      });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, hits: () => n, server };
+}
+
+/** `stageDeps` for one test file: each test's deps (and any server it registers) are closed after it. */
+export function stageDepsPerTest(): { deps: () => ReturnType<typeof stageDeps>; onClose: (f: () => Promise<void>) => void } {
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    while (closers.length) await closers.pop()!();
+  });
+  return {
+    deps: () => {
+      const d = stageDeps();
+      closers.push(d.close);
+      return d;
+    },
+    onClose: (f) => closers.push(f),
+  };
+}

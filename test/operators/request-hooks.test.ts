@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { requestHooks } from '../../src/operators/request-hooks.js';
+import { GatewayError } from '../../src/errors/gateway-error.js';
+import { chatCtx, compile, run1, stageDepsPerTest, webhookServer } from './hook-stages.helpers.js';
+
+const { deps, onClose } = stageDepsPerTest();
+
+const SSN = { 'default.regexMatch': { rule: '\\d{3}-\\d{2}-\\d{4}', not: true }, 'default.wordCount': { minWords: 1, maxWords: 5 } };
+
+describe('requestHooks', () => {
+  it('a passing guardrail lets the request through with its result on the account and a metric per check', async () => {
+    const { deps: d, calls } = deps();
+    const ctx = await run1(chatCtx('hello there'), requestHooks(compile('input_guardrails', [{ ...SSN, deny: true }]), d));
+    expect(ctx.hooks?.failed).toBe(false);
+    expect(ctx.hooks?.before).toHaveLength(1);
+    expect(ctx.hooks!.before[0]).toMatchObject({ id: 'input_guardrails[0]', verdict: true, deny: false, transformed: false });
+    expect(ctx.hooks!.before[0]!.checks.map((c) => [c.id, c.verdict, c.error])).toEqual([
+      ['default.regexMatch', true, null],
+      ['default.wordCount', true, null],
+    ]);
+    expect(calls.filter((c) => c[0] === 'check').map((c) => [c[1], c[2]])).toEqual([
+      ['default.regexMatch', 'pass'],
+      ['default.wordCount', 'pass'],
+    ]);
+  });
+
+  it('a failing guardrail with deny is a 446 carrying hook_results, and nothing is emitted', async () => {
+    const { deps: d, calls } = deps();
+    const e = await run1(chatCtx('my ssn is 123-45-6789'), requestHooks(compile('input_guardrails', [{ ...SSN, deny: true }]), d)).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(GatewayError);
+    const ge = e as GatewayError;
+    expect([ge.status, ge.code]).toEqual([446, 'hooks_failed']);
+    const results = ge.extra?.hook_results as { before_request_hooks: { verdict: boolean }[] };
+    expect(results.before_request_hooks.map((h) => h.verdict)).toEqual([false]);
+    expect(calls.some((c) => c[0] === 'hookDenied')).toBe(true);
+  });
+
+  it('a failing guardrail without deny marks the request (246) and lets it through', async () => {
+    const { deps: d } = deps();
+    const ctx = await run1(chatCtx('one two three four five six seven'), requestHooks(compile('input_guardrails', [SSN]), d));
+    expect(ctx.hooks?.failed).toBe(true);
+    expect(ctx.hooks!.before[0]!.checks.find((c) => c.id === 'default.wordCount')?.verdict).toBe(false);
+  });
+
+  it('a mutator changes the body, and a later hook checks the changed text', async () => {
+    const { deps: d } = deps();
+    const before = chatCtx('hello');
+    const original = before.request.body;
+    const hooks = compile('input_guardrails', [{ 'default.addPrefix': { prefix: 'SAFE: ' } }, { 'default.contains': { words: ['SAFE'], operator: 'any' }, deny: true }]);
+    const ctx = await run1(before, requestHooks(hooks, d));
+    expect((ctx.request.body as { messages: { content: string }[] }).messages[0]!.content).toBe('SAFE: hello');
+    expect(ctx.hooks!.before.map((h) => [h.verdict, h.transformed])).toEqual([
+      [true, true],
+      [true, false],
+    ]);
+    // the client's body object itself is not changed (copy on write)
+    expect((original as { messages: { content: string }[] }).messages[0]!.content).toBe('hello');
+  });
+
+  it('a request without a body (models) passes untouched', async () => {
+    const { deps: d } = deps();
+    const ctx = chatCtx('x', 'models');
+    ctx.request.body = undefined;
+    const out = await run1(ctx, requestHooks(compile('input_guardrails', [{ ...SSN, deny: true }]), d));
+    expect(out).toBe(ctx);
+    expect(out.hooks).toBeUndefined();
+  });
+
+  it('a hook that waits on I/O (webhook) is awaited before the request goes on, and its verdict counts', async () => {
+    const { deps: d } = deps();
+    const hook = await webhookServer(false);
+    onClose(() => new Promise((r) => hook.server.close(() => r())));
+    const e = await run1(chatCtx('hello'), requestHooks(compile('input_guardrails', [{ 'default.webhook': { webhookURL: hook.url }, deny: true }]), d)).catch((x: unknown) => x);
+    expect((e as GatewayError).status).toBe(446);
+    expect(hook.hits()).toBe(1);
+  });
+
+  it('an async hook runs beside the request: the request goes on before its webhook answers, and its result is reported later', async () => {
+    const { deps: d, asyncResults, nextAsync } = deps();
+    let release!: () => void;
+    const hook = await webhookServer(false, new Promise<void>((r) => (release = r)));
+    onClose(() => new Promise((r) => hook.server.close(() => r())));
+    const hooks = compile('before_request_hooks', [{ id: 'audit', type: 'guardrail', async: true, checks: [{ id: 'default.webhook', parameters: { webhookURL: hook.url } }], on_fail: { deny: true } }]);
+    const ctx = await run1(chatCtx('hello'), requestHooks(hooks, d));
+    // through, unmarked: the async hook's failure never changes the request
+    expect(ctx.hooks).toBeUndefined();
+    expect(asyncResults).toEqual([]);
+    const reported = nextAsync();
+    release();
+    await reported;
+    expect(asyncResults[0]).toMatchObject({ traceId: 'trace-1', phase: 'request' });
+    expect(asyncResults[0]!.results.map((r) => [r.id, r.verdict, r.deny])).toEqual([['audit', false, false]]);
+  });
+});
