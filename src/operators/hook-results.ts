@@ -1,5 +1,6 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { hookResultsBody, type HookAccount } from '../checks/hooks.js';
+import { hookResultsJson } from '../checks/hook-results-json.js';
 import type { GatewayEvent } from '../upstream/events.js';
 
 /** The part of a request's context this stage reads: the pipeline's RequestContext is one. */
@@ -14,6 +15,11 @@ function parseRaw(raw: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+function hasMembers(o: object): boolean {
+  for (const _ in o) return true;
+  return false;
 }
 
 /**
@@ -37,15 +43,15 @@ export function hookResults(ctx: HookResultsSource, strict: boolean): MonoTypeOp
           const parsed = ev.body === undefined && ev.raw !== undefined ? parseRaw(ev.raw) : ev.body;
           const body = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
           if (!body) return subscriber.next(ev);
-          const results = hookResultsBody(account);
           const status = account.failed && ev.status >= 200 && ev.status < 300 ? 246 : ev.status;
           // The provider's text is kept as it came, the results spliced in before its closing brace
-          // (no re-serialisation of the whole answer), unless it already names hook_results.
+          // (no re-serialisation of the whole answer, no copy of the parsed one: the event then
+          // carries the text only, as a cache replay does), unless it already names hook_results.
           const end = ev.raw === undefined || 'hook_results' in body ? -1 : ev.raw.lastIndexOf('}');
-          const next: GatewayEvent =
-            end > 0
-              ? { type: 'json', status, body: { ...body, hook_results: results }, raw: `${ev.raw!.slice(0, end)}${Object.keys(body).length > 0 ? ',' : ''}"hook_results":${JSON.stringify(results)}}`, meta: ev.meta }
-              : { type: 'json', status, body: { ...body, hook_results: results }, meta: ev.meta };
+          let next: GatewayEvent;
+          if (end > 0) {
+            next = { type: 'json', status, body: undefined, raw: `${ev.raw!.slice(0, end)}${hasMembers(body) ? ',' : ''}"hook_results":${hookResultsJson(account)}}`, meta: ev.meta };
+          } else next = { type: 'json', status, body: { ...body, hook_results: hookResultsBody(account) }, meta: ev.meta };
           if (ev.usage) next.usage = ev.usage;
           subscriber.next(next);
         },
@@ -53,7 +59,7 @@ export function hookResults(ctx: HookResultsSource, strict: boolean): MonoTypeOp
         complete() {
           const account = ctx.hooks;
           // A JSON answer was decorated above; a stream's results close it.
-          if (account && streaming) subscriber.next({ type: 'chunk', data: `hook_results ${JSON.stringify(hookResultsBody(account))}`, comment: true });
+          if (account && streaming) subscriber.next({ type: 'chunk', data: `hook_results ${hookResultsJson(account)}`, comment: true });
           subscriber.complete();
         },
       });

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { hookResultsJson } from '../../src/checks/hook-results-json.js';
+import { hookResultsBody, type HookAccount, type HookResult } from '../../src/checks/hooks.js';
+
+const hook = (over: Partial<HookResult> = {}): HookResult => ({
+  id: 'h',
+  verdict: true,
+  deny: false,
+  async: false,
+  checks: [],
+  execution_time: 0.5,
+  transformed: false,
+  ...over,
+});
+
+/** The text must be exactly what JSON.stringify writes of the same results. */
+const same = (a: HookAccount) => expect(hookResultsJson(a)).toBe(JSON.stringify(hookResultsBody(a)));
+
+describe('hookResultsJson', () => {
+  it('writes what JSON.stringify writes: empty lists', () => same({ before: [], after: [], failed: false }));
+
+  it('checks with data, errors, and every hook member', () =>
+    same({
+      before: [
+        hook({
+          id: 'input_guardrails[0]',
+          checks: [
+            { id: 'default.wordCount', verdict: true, data: { count: 3, minWords: 1, maxWords: 10 }, error: null, execution_time: 0.021, transformed: false },
+            { id: 'default.webhook', verdict: false, data: null, error: 'timed out after 5000 ms', execution_time: 5000.1, transformed: false },
+          ],
+          feedback: { value: -1, weight: 0.5, metadata: { why: 'x' } },
+        }),
+      ],
+      after: [hook({ id: 'output_guardrails[1]', deny: true, checks: [{ id: 'default.contains', verdict: false, data: { operator: 'none', found: ['a'], missing: [] }, error: null, execution_time: 0, transformed: true }], target: 'config.targets[0]' })],
+      failed: true,
+    }));
+
+  it('escapes ids, errors and targets that need it, and writes non-finite numbers as null', () =>
+    same({
+      before: [
+        hook({
+          id: 'my "hook" \\ ünïcode\n',
+          execution_time: Number.NaN,
+          checks: [{ id: 'default.webhook', verdict: false, data: { text: 'line\u2028sep', n: Infinity }, error: 'bad "reply" \u0001', execution_time: Infinity, transformed: false }],
+          target: 'a'.repeat(100),
+        }),
+      ],
+      after: [],
+      failed: false,
+    }));
+
+  it('data of any shape: arrays, nested objects, strings, undefined', () =>
+    same({
+      before: [
+        hook({
+          checks: [
+            { id: 'a', verdict: true, data: [1, 'two', { three: [3] }], error: null, execution_time: 1, transformed: false },
+            { id: 'b', verdict: true, data: 'plain', error: null, execution_time: 1, transformed: false },
+            { id: 'c', verdict: true, data: undefined, error: null, execution_time: 1, transformed: false },
+          ],
+        }),
+      ],
+      after: [],
+      failed: false,
+    }));
+});
