@@ -1,6 +1,5 @@
 import { pino, type Logger } from 'pino';
 import type { Usage } from '../config/wire.js';
-import { memoByObject } from '../util/memo.js';
 
 /**
  * What a request line is read from: the exchange itself (`Exchange` fits this shape), so nothing is
@@ -51,10 +50,14 @@ export function hooksSummary(before: readonly HookLogEntry[], after: readonly Ho
 }
 
 /**
- * A request's hooks summary, made once: its log line and its record (GET /v1/logs) are built from the
- * same exchange when the response closes, so the second reads the first's.
+ * A request's hooks summary, made once and kept on its hooks account: its log line and its record
+ * (GET /v1/logs) are built from the same exchange when the response closes, so the second reads the
+ * first's. (A field, not a WeakMap keyed by the account: a weak entry per request costs the
+ * collector more than the summary does.)
  */
-export const requestHooks = memoByObject((h: { readonly before: readonly HookLogEntry[]; readonly after: readonly HookLogEntry[] }) => hooksSummary(h.before, h.after));
+export function requestHooks(h: { readonly before: readonly HookLogEntry[]; readonly after: readonly HookLogEntry[]; summary?: Record<string, unknown>[] }): Record<string, unknown>[] {
+  return (h.summary ??= hooksSummary(h.before, h.after));
+}
 
 /** Writes one request's log line (nothing when the logger's level is above `info`). */
 export type RequestLogWriter = (ex: RequestLogSource, latencyMs: number) => void;

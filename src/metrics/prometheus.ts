@@ -197,6 +197,8 @@ export class PrometheusTelemetry implements Telemetry {
   );
   /** Usage cells per workspace, then provider: [input, output, cost]. */
   private readonly usageCells = new Map<string, Map<string, [CounterCell, CounterCell, CounterCell]>>();
+  /** Check cells per check id: one per verdict and the latency histogram. */
+  private readonly checkCells = new Map<string, { pass: CounterCell; fail: CounterCell; error: CounterCell; latency: HistogramCell }>();
   private readonly seenWorkspaces = new Set<string>();
   private readonly seenPolicies = new Set<string>();
 
@@ -215,9 +217,15 @@ export class PrometheusTelemetry implements Telemetry {
   }
 
   check(checkId: string, verdict: 'pass' | 'fail' | 'error', seconds: number): void {
-    // Check ids come from the registry (a closed set), so they are bounded labels.
-    this.checks.cell(checkId, verdict).inc();
-    this.checkLatency.cell(checkId).observe(seconds);
+    // Check ids come from the registry (a closed set), so they are bounded labels; each id's cells
+    // are bound once (no label key built per check run).
+    let c = this.checkCells.get(checkId);
+    if (!c) {
+      c = { pass: this.checks.cell(checkId, 'pass'), fail: this.checks.cell(checkId, 'fail'), error: this.checks.cell(checkId, 'error'), latency: this.checkLatency.cell(checkId) };
+      this.checkCells.set(checkId, c);
+    }
+    c[verdict].inc();
+    c.latency.observe(seconds);
   }
 
   hookDenied(hookId: string, list: string): void {

@@ -1,3 +1,5 @@
+import { memoByObject } from './memo.js';
+
 /**
  * Regular expressions that come from configs (conditional `$regex`, the `regexMatch` and
  * `regexReplace` checks) are bounded the same way: the pattern has at most MAX_REGEX_PATTERN
@@ -29,6 +31,13 @@ export function testBoundedPrefix(re: RegExp, s: string): boolean {
 }
 
 /**
+ * The `g` copy of a config's regex, made once per regex (they live with their compiled plan). Its
+ * `lastIndex` is reset before each window, so sharing it between requests is safe: a search runs to
+ * its end without yielding.
+ */
+const globalCopy = memoByObject((re: RegExp) => new RegExp(re.source, re.flags.includes('g') ? re.flags : re.flags + 'g'));
+
+/**
  * Every match of `re` over the whole of `s`, each test bounded: `s` is read in windows of at most
  * MAX_REGEX_INPUT characters whose starts are MAX_REGEX_INPUT / 2 apart, so a match of up to
  * MAX_REGEX_INPUT / 2 - 2 characters is found wherever it sits, and no test sees more than
@@ -40,7 +49,7 @@ export function testBoundedPrefix(re: RegExp, s: string): boolean {
  * (then in the order found). `re` needs no flags; a copy with `g` is used. Empty matches are ignored.
  */
 export function findBounded(re: RegExp, s: string, limit = Infinity): Array<[number, number]> {
-  const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : re.flags + 'g');
+  const g = globalCopy(re);
   const found: Array<[number, number]> = [];
   const step = MAX_REGEX_INPUT / 2;
   for (let k = 0; ; k++) {
