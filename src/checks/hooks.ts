@@ -68,7 +68,7 @@ export interface HookRun {
 }
 
 /** The hook's result from its checks' results. */
-function hookRun(spec: HookSpec, results: CheckResult[], transformed: CheckOutcome['transformed'], start: number): HookRun {
+function hookRun(spec: HookSpec, results: CheckResult[], transformed: CheckOutcome['transformed'], start: number, end = performance.now()): HookRun {
   const verdict = results.every((r) => r.verdict);
   const result: HookResult = {
     id: spec.id,
@@ -76,13 +76,15 @@ function hookRun(spec: HookSpec, results: CheckResult[], transformed: CheckOutco
     deny: verdict ? spec.denyOnSuccess : spec.denyOnFail,
     async: spec.async,
     checks: results,
-    execution_time: ms3(performance.now() - start),
+    execution_time: ms3(end - start),
     transformed: transformed !== undefined,
   };
   const feedback = verdict ? spec.onSuccess : spec.onFail;
   if (feedback) result.feedback = feedback;
   return transformed ? { result, transformed } : { result };
 }
+
+const now = (): number => performance.now();
 
 /** Mutators chain (each sees the previous one's output): a hook with one runs its checks in order. */
 const inOrder = (spec: HookSpec): boolean => spec.sequential || spec.checks.some((c) => c.def.mutator);
@@ -126,15 +128,17 @@ export function runHookSync(spec: HookSpec, input: CheckInput, deps: CheckDeps):
   const results: CheckResult[] = [];
   let transformed: CheckOutcome['transformed'];
   let current = input;
+  let t = start;
   for (const c of spec.checks) {
-    const { result, outcome } = settleCheckSync(c, current, deps, spec.failOnError);
+    const { result, outcome, ended } = settleCheckSync(c, current, deps, spec.failOnError, now, t);
+    t = ended;
     results.push(result);
     if (outcome?.transformed) {
       transformed = { ...transformed, ...outcome.transformed };
       current = withBodies(current, outcome.transformed);
     }
   }
-  return hookRun(spec, results, transformed, start);
+  return hookRun(spec, results, transformed, start, t);
 }
 
 /** What a request's hooks produced so far: `hook_results`, and whether a sync hook failed without deny (246). */

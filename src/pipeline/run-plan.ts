@@ -1,4 +1,4 @@
-import { of, switchMap, type Observable } from 'rxjs';
+import { Observable, of, type Subscription } from 'rxjs';
 import { hooksOf } from '../plan/hooks.js';
 import type { HookSpec } from '../checks/hooks.js';
 import { requestHooks, type HookStageDeps } from '../operators/request-hooks.js';
@@ -93,7 +93,22 @@ export class PlanRunner {
   /** Input guardrails or before hooks in front of `inner`: a deny is a 446 and `inner` never runs. */
   private requestStage(hooks: readonly HookSpec[], inner: Run): Run {
     const stage = requestHooks<RequestContext>(hooks, this.hookDeps());
-    return (ctx) => of(ctx).pipe(stage, switchMap(inner));
+    // One context in, at most one out: `inner` runs on it once the stage lets it through (what
+    // switchMap would do, without its per-request inner-subscription bookkeeping).
+    return (ctx) =>
+      new Observable<GatewayEvent>((subscriber) => {
+        let answer: Subscription | undefined;
+        const checked = stage(of(ctx)).subscribe({
+          next: (c) => {
+            answer = inner(c).subscribe(subscriber);
+          },
+          error: (e: unknown) => subscriber.error(e),
+        });
+        return () => {
+          checked.unsubscribe();
+          answer?.unsubscribe();
+        };
+      });
   }
 
   /** Can this node serve now? A target whose circuit is open cannot; a strategy can if any child can. */
