@@ -1,11 +1,12 @@
 /**
  * `hook_results` as JSON text, written by hand: the same text `JSON.stringify` makes of
  * `{before_request_hooks, after_request_hooks}` (same members, same order), at about two thirds of
- * its cost: only a check's `data` and a hook's `feedback` go through the generic serialiser, and ids
- * of plain ASCII are quoted without it. It runs on every answer a hook ran on.
+ * its cost: a check's `data` goes through the generic serialiser only when the check did not write
+ * it (DATA_JSON), a hook's `feedback` always, and ids of plain ASCII are quoted without it. It runs on every answer a hook ran on.
  */
 import type { HookAccount, HookResult } from './hooks.js';
 import type { CheckResult } from './settle.js';
+import { DATA_JSON } from './types.js';
 
 /** A number as JSON writes it (a non-finite one is null). */
 const num = (n: number): string => (Number.isFinite(n) ? String(n) : 'null');
@@ -22,7 +23,8 @@ function str(s: string): string {
 
 function checkJson(c: CheckResult): string {
   // `data` is null when a check reports nothing (settle.ts); undefined is left out, as JSON.stringify does.
-  const data = c.data === undefined ? '' : `"data":${JSON.stringify(c.data)},`;
+  const written = c[DATA_JSON];
+  const data = written !== undefined ? `"data":${written},` : c.data === undefined ? '' : `"data":${JSON.stringify(c.data)},`;
   return `{"id":${str(c.id)},"verdict":${c.verdict},${data}"error":${c.error === null ? 'null' : str(c.error)},"execution_time":${num(c.execution_time)},"transformed":${c.transformed}}`;
 }
 

@@ -3,7 +3,7 @@ import { compileBoundedRegex, findBounded } from '../util/bounded-regex.js';
 import { memoByObject } from '../util/memo.js';
 import { regexRule } from './params.js';
 import { phaseText } from './text.js';
-import type { CheckDef } from './types.js';
+import { DATA_JSON, type CheckDef } from './types.js';
 
 const Params = z.strictObject({ rule: regexRule });
 type Params = z.infer<typeof Params>;
@@ -21,6 +21,8 @@ export const regexMatch: CheckDef<Params> = {
   supportsNot: true,
   run(input, p) {
     const hit = findBounded(compiled(p), phaseText(input, 'allText'), 1)[0];
-    return { verdict: hit !== undefined, data: hit ? { matched: true, offset: hit[0] } : { matched: false } };
+    return hit
+      ? { verdict: true, data: { matched: true, offset: hit[0] }, [DATA_JSON]: `{"matched":true,"offset":${hit[0]}}` }
+      : { verdict: false, data: { matched: false }, [DATA_JSON]: '{"matched":false}' };
   },
 };

@@ -4,7 +4,7 @@
  * `fail_on_error: false` (then the verdict is a pass, and `error` still says what happened).
  */
 import { runCheck, type ResolvedCheck } from './registry.js';
-import type { CheckDeps, CheckInput, CheckOutcome } from './types.js';
+import { DATA_JSON, type CheckDeps, type CheckInput, type CheckOutcome } from './types.js';
 
 export const DEFAULT_CHECK_TIMEOUT_MS = 5_000;
 
@@ -12,6 +12,8 @@ export interface CheckResult {
   id: string;
   verdict: boolean;
   data: unknown;
+  /** `data` as JSON text, when the check wrote it (hook_results use it; JSON.stringify skips it). */
+  [DATA_JSON]?: string;
   error: string | null;
   /** Milliseconds. */
   execution_time: number;
@@ -76,7 +78,10 @@ export async function settleCheck(
 
 /** `not`: the outcome with its verdict inverted (written out: a spread copy costs more than the check). */
 function inverted(o: CheckOutcome): CheckOutcome {
-  return o.transformed === undefined ? { verdict: !o.verdict, data: o.data } : { verdict: !o.verdict, data: o.data, transformed: o.transformed };
+  const out: CheckOutcome = o.transformed === undefined ? { verdict: !o.verdict, data: o.data } : { verdict: !o.verdict, data: o.data, transformed: o.transformed };
+  const json = o[DATA_JSON];
+  if (json !== undefined) out[DATA_JSON] = json;
+  return out;
 }
 
 /** A check that never waits on anything never aborts: no signal and no timer needed. */
@@ -104,11 +109,10 @@ export function settleCheckSync(
     }
     const outcome = check.not ? inverted(raw) : raw;
     const ended = clock();
-    return {
-      result: { id: check.id, verdict: outcome.verdict, data: outcome.data ?? null, error: null, execution_time: ms3(ended - started), transformed: outcome.transformed !== undefined },
-      outcome,
-      ended,
-    };
+    const result: CheckResult = { id: check.id, verdict: outcome.verdict, data: outcome.data ?? null, error: null, execution_time: ms3(ended - started), transformed: outcome.transformed !== undefined };
+    const json = outcome[DATA_JSON];
+    if (json !== undefined) result[DATA_JSON] = json;
+    return { result, outcome, ended };
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     const ended = clock();

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { hookResultsJson } from '../../src/checks/hook-results-json.js';
 import { hookResultsBody, type HookAccount, type HookResult } from '../../src/checks/hooks.js';
+import { resolveCheck } from '../../src/checks/registry.js';
+import { settleCheckSync } from '../../src/checks/settle.js';
+import { DATA_JSON } from '../../src/checks/types.js';
+import { chatRequest, deps } from './_helpers.js';
 
 const hook = (over: Partial<HookResult> = {}): HookResult => ({
   id: 'h',
@@ -63,4 +67,26 @@ describe('hookResultsJson', () => {
       after: [],
       failed: false,
     }));
+});
+
+describe('checks that write their data as JSON text', () => {
+  const cases: [string, unknown, string[]][] = [
+    ['default.wordCount', { minWords: 1, maxWords: 3 }, ['', 'one', 'one two three four']],
+    ['default.characterCount', { minCharacters: 2, maxCharacters: 10 }, ['', 'héllo 🙂', 'x'.repeat(20)]],
+    ['default.sentenceCount', {}, ['Hi. How are you?', '...', 'no end']],
+    ['default.regexMatch', { rule: '\\d{3}-\\d{2}-\\d{4}' }, ['nothing', 'ssn 123-45-6789 here']],
+    ['default.regexMatch', { rule: '\\d+', not: true }, ['a1', 'none']],
+    ['default.contains', { words: ['alpha', 'beta "q"'], operator: 'none' }, ['neither', 'alpha only', 'alpha and beta "q"']],
+  ];
+  it.each(cases)('%s %j: DATA_JSON is exactly JSON.stringify(data), and the hook results carry it', async (id, params, texts) => {
+    for (const text of texts) {
+      const input = chatRequest(text);
+      const resolved = resolveCheck(id, params, 'p');
+      const { result } = settleCheckSync(resolved, input, deps());
+      // written by the check, or (contains with some words found) left to the generic serialiser
+      if (result[DATA_JSON] !== undefined) expect(result[DATA_JSON], `${id} on ${JSON.stringify(text)}`).toBe(JSON.stringify(result.data));
+      else expect([id, text]).toEqual(['default.contains', 'alpha only']);
+      same({ before: [hook({ checks: [result] })], after: [], failed: false });
+    }
+  });
 });

@@ -23,7 +23,8 @@ describe('wordCount', () => {
       endpoint: 'chat',
       body: { messages: [{ role: 'system', content: 'a long system prompt here' }, { role: 'user', content: 'hi there' }] },
     });
-    expect(await run('wordCount', { maxWords: 2 }, input)).toEqual({ verdict: true, data: { count: 2, minWords: 0, maxWords: 2 } });
+    const { verdict, data } = await run('wordCount', { maxWords: 2 }, input);
+    expect({ verdict, data }).toEqual({ verdict: true, data: { count: 2, minWords: 0, maxWords: 2 } });
   });
 
   it('not inverts', async () => {
