@@ -36,17 +36,22 @@ function requestPart(endpoint: CheckEndpoint, body: Json | undefined): CheckInpu
 export function requestTexts(endpoint: CheckEndpoint, body: Json | undefined): { text: string; allText: string } {
   if (!body) return { text: '', allText: '' };
   if (endpoint === 'chat') {
-    const messages = Array.isArray(body.messages) ? body.messages.filter(isObj) : [];
-    const texts = messages.map((m) => contentText(m.content));
-    let last = -1;
-    for (let i = messages.length - 1; i >= 0; i--) {
-      if (messages[i]!.role === 'user') {
-        last = i;
-        break;
+    // One pass, no arrays: the last user message's text (else the last message's), and every
+    // message's text joined with "\n" (an empty one still takes its line).
+    let allText = '';
+    let n = 0;
+    let last = '';
+    let user: string | undefined;
+    if (Array.isArray(body.messages)) {
+      for (const m of body.messages) {
+        if (!isObj(m)) continue;
+        const t = contentText(m.content);
+        allText = n++ === 0 ? t : `${allText}\n${t}`;
+        last = t;
+        if (m.role === 'user') user = t;
       }
     }
-    if (last < 0) last = messages.length - 1;
-    return { text: last >= 0 ? texts[last]! : '', allText: texts.join('\n') };
+    return { text: user ?? last, allText };
   }
   const list = strings(endpoint === 'completions' ? body.prompt : body.input);
   return { text: list[list.length - 1] ?? '', allText: list.join('\n') };
@@ -55,19 +60,20 @@ export function requestTexts(endpoint: CheckEndpoint, body: Json | undefined): {
 /** Every choice's text (chat: message content and refusal; completions: text), joined with "\n". */
 export function responseText(endpoint: CheckEndpoint, body: unknown): string {
   if (!isObj(body) || !Array.isArray(body.choices)) return '';
-  const out: string[] = [];
+  // Joined as they come (one choice, the common answer, makes no array and no join).
+  let out: string | undefined;
   for (const c of body.choices) {
     if (!isObj(c)) continue;
     if (endpoint === 'chat') {
       const m = isObj(c.message) ? c.message : undefined;
       if (m) {
         const t = contentText(m.content);
-        if (t !== '') out.push(t);
-        if (typeof m.refusal === 'string') out.push(m.refusal);
+        if (t !== '') out = out === undefined ? t : `${out}\n${t}`;
+        if (typeof m.refusal === 'string') out = out === undefined ? m.refusal : `${out}\n${m.refusal}`;
       }
-    } else if (typeof c.text === 'string') out.push(c.text);
+    } else if (typeof c.text === 'string') out = out === undefined ? c.text : `${out}\n${c.text}`;
   }
-  return out.join('\n');
+  return out ?? '';
 }
 
 type Rewrite = (text: string) => string;

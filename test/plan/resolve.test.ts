@@ -212,6 +212,22 @@ describe('ConfigResolver', () => {
       expect(resolveError({ ...h3, 'x-gateway-config': '' }, r).code).toBe('invalid_header');
     });
 
+    it('serves a repeated request from the last plan, and misses it when any plan-shaping header differs', () => {
+      const r = resolver();
+      const a = r.resolve(h3);
+      expect(r.resolve({ ...h3 })).toBe(a);
+      // a loose header the last request did not send
+      const timed = r.resolve({ ...h3, 'x-gateway-request-timeout': '5000' });
+      expect(timed).not.toBe(a);
+      expect(timed.settings.request_timeout).toBe(5000);
+      // the same config with another credential
+      const other = r.resolve({ ...h3, authorization: 'Bearer sk-fake-other' });
+      expect(target(other).target.api_key).toBe('sk-fake-other');
+      // back to the first: the cached plan again, not a copy
+      expect(r.resolve({ ...h3 })).toBe(a);
+      expect(r.cachedPlans).toBe(3);
+    });
+
     it('does not cache failures', () => {
       const r = resolver();
       resolveError({ 'x-gateway-config': 'nope' }, r);
