@@ -1,10 +1,9 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
-import { runHook, runHookSync, runsSync, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
+import { hookResultsBody, runHook, runHookSync, runsSync, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
 import { requestInput, withBodies } from '../checks/text.js';
 import type { CheckDeps, CheckEndpoint, CheckInput } from '../checks/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Telemetry } from '../metrics/telemetry.js';
-import { hookResultsBody } from '../checks/hooks.js';
 
 /** The part of a request's context the hook stages read and write: the pipeline's RequestContext is one. */
 export interface HookedRequest {

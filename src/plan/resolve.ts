@@ -53,23 +53,22 @@ class Lru<V> {
  * (\u0001; header values cannot hold control characters). Raw, so a hit validates nothing: the loose
  * headers are parsed only when a plan is compiled, and a failure is never cached.
  */
-function planKey(headers: Headers): string {
-  let key = `${headerValue(headers, REQUEST_HEADERS.config) ?? '\u0001'}\u0000${headerValue(headers, 'authorization') ?? '\u0001'}`;
-  for (let i = 0; i < CONFIG_HEADERS.length; i++) {
-    const v = headerValue(headers, CONFIG_HEADERS[i]![0]);
-    if (v !== undefined) key += `\u0000${i}=${v}`;
+function planKey(values: readonly (string | undefined)[]): string {
+  let key = `${values[0] ?? '\u0001'}\u0000${values[1] ?? '\u0001'}`;
+  for (let i = 2; i < values.length; i++) {
+    if (values[i] !== undefined) key += `\u0000${i - 2}=${values[i]}`;
   }
   return key;
 }
 
-/** The raw values `planKey` is made of, in its order. */
+/** The raw values of the headers that shape a plan: config, authorization, then CONFIG_HEADERS in order. */
 function planInputs(headers: Headers): (string | undefined)[] {
   const out: (string | undefined)[] = [headerValue(headers, REQUEST_HEADERS.config), headerValue(headers, 'authorization')];
   for (let i = 0; i < CONFIG_HEADERS.length; i++) out.push(headerValue(headers, CONFIG_HEADERS[i]![0]));
   return out;
 }
 
-/** Would `planKey(headers)` be the key `values` were taken for? Compared value by value, no key built. */
+/** Are these the headers `values` were taken from (`planInputs`)? Compared value by value, no key built. */
 function sameInputs(values: readonly (string | undefined)[], headers: Headers): boolean {
   if (values[0] !== headerValue(headers, REQUEST_HEADERS.config) || values[1] !== headerValue(headers, 'authorization')) return false;
   for (let i = 0; i < CONFIG_HEADERS.length; i++) {
@@ -121,6 +120,8 @@ const callerOf = (c: KeyScope | undefined): string => `${c?.workspace_id ?? ''}\
  */
 export class ConfigResolver {
   private readonly cache: Lru<CachedPlan>;
+  /** The last plan served and the raw header values it was served for (see `resolve`). */
+  private last: { values: (string | undefined)[]; entry: CachedPlan } | undefined;
 
   constructor(
     private readonly deps: PlanDeps,
@@ -143,20 +144,18 @@ export class ConfigResolver {
     // with guardrails is a header of several hundred characters).
     const last = this.last;
     if (last !== undefined && sameInputs(last.values, headers) && this.servable(last.entry, caller)) return last.entry.plan;
-    const key = planKey(headers);
+    const values = planInputs(headers);
+    const key = planKey(values);
     const hit = this.cache.get(key);
     if (hit !== undefined && this.servable(hit, caller)) {
-      this.last = { values: planInputs(headers), entry: hit };
+      this.last = { values, entry: hit };
       return hit.plan;
     }
     const entry = this.compile(headers, caller);
     this.cache.set(key, entry);
-    this.last = { values: planInputs(headers), entry };
+    this.last = { values, entry };
     return entry.plan;
   }
-
-  /** The last plan served and the raw header values it was served for (see `resolve`). */
-  private last: { values: (string | undefined)[]; entry: CachedPlan } | undefined;
 
   /** May `e` serve this caller now: nothing it was built from written since, and built for anyone or for this caller. */
   private servable(e: CachedPlan, caller: KeyScope | undefined): boolean {
