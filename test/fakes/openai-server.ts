@@ -523,7 +523,7 @@ export class FakeOpenAI {
   readonly requests: RecordedRequest[] = [];
 
   private readonly server: http.Server;
-  private readonly queues = new Map<string, ScriptedResponse[]>();
+  private readonly queues = new Map<string, DefaultHandler[]>();
   private readonly defaults = new Map<string, DefaultHandler>();
   private waiters: Waiter[] = [];
   private readonly lifetime = new AbortController();
@@ -551,8 +551,8 @@ export class FakeOpenAI {
     return fake;
   }
 
-  /** Queue responses for `path` (FIFO); they are used before the path's default. */
-  enqueue(path: string, ...responses: ScriptedResponse[]): void {
+  /** Queue responses (or handlers, which may wait) for `path` (FIFO); they are used before the path's default. */
+  enqueue(path: string, ...responses: DefaultHandler[]): void {
     const q = this.queues.get(path) ?? [];
     q.push(...responses);
     this.queues.set(path, q);

@@ -16,7 +16,8 @@ import { nextEvent } from '../state/redis-test-utils.js';
 const KEY_A = 'sk-test-vk-workspace-a-0123456789';
 const KEY_B = 'sk-test-vk-workspace-b-0123456789';
 const KEY_NOWHERE = 'sk-test-vk-no-workspace-0123456789';
-const BOOTSTRAP = `
+/** The bootstrap file: three gateway keys, and a declared virtual key that reaches the fake provider. */
+const bootstrap = (): string => `
 api_keys:
   - { key: ${KEY_A}, name: team-a, workspace_id: ws-a, organisation_id: org-1 }
   - { key: ${KEY_B}, name: team-b, workspace_id: ws-b, organisation_id: org-1 }
@@ -24,6 +25,7 @@ api_keys:
 virtual_keys:
   declared-vk:
     provider: openai
+    custom_host: ${fake.baseUrl}
     api_key: sk-declared-provider-secret
 `;
 const PATH = '/v1/virtual-keys';
@@ -57,7 +59,7 @@ describe('/v1/virtual-keys (memory store, master key set)', () => {
   let gw: TestGateway;
   const api = (m: string, p: string, k: string | undefined, b?: unknown) => callApi(gw.url, m, p, k, b);
   beforeAll(async () => {
-    gw = await startGateway({ bootstrapYaml: BOOTSTRAP, masterKey: MASTER.text });
+    gw = await startGateway({ bootstrapYaml: bootstrap(), masterKey: MASTER.text });
   });
   afterAll(async () => {
     await gw?.close();
@@ -191,7 +193,7 @@ describe('/v1/virtual-keys (memory store, master key set)', () => {
 describe('/v1/virtual-keys without a master key', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startGateway({ bootstrapYaml: BOOTSTRAP });
+    gw = await startGateway({ bootstrapYaml: bootstrap() });
   });
   afterAll(async () => {
     await gw?.close();
@@ -207,7 +209,7 @@ describe('/v1/virtual-keys without a master key', () => {
     expect(plain.status).toBe(201);
     expect(plain.json.secrets_set).toEqual([]);
     expect((await chatVia(gw, KEY_A, 'local-model')).status).toBe(200);
-    expect((await chatVia(gw, KEY_A, 'declared-vk')).status).not.toBe(404);
+    expect(await chatVia(gw, KEY_A, 'declared-vk')).toMatchObject({ status: 200, auth: 'Bearer sk-declared-provider-secret' });
   });
 });
 
@@ -215,7 +217,7 @@ describe('/v1/virtual-keys with --redis: sealed at rest, shared, kept across res
   let server: RedisServer;
   let gw1: TestGateway;
   let gw2: TestGateway;
-  const start = (masterKey: string | null = MASTER.text) => startGateway({ options: { redis: server.url }, bootstrapYaml: BOOTSTRAP, masterKey: masterKey ?? undefined });
+  const start = (masterKey: string | null = MASTER.text) => startGateway({ options: { redis: server.url }, bootstrapYaml: bootstrap(), masterKey: masterKey ?? undefined });
   beforeAll(async () => {
     server = await startRedisServer();
     gw1 = await start();
