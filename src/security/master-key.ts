@@ -1,5 +1,9 @@
 import { createCipheriv, createDecipheriv, hash, randomBytes } from 'node:crypto';
 
+/** AES-256-GCM as sealed here: a 96-bit IV and a 128-bit tag. */
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
 /** The environment variable that holds the master key. */
 export const MASTER_KEY_ENV = 'SLUICE_MASTER_KEY';
 
@@ -57,8 +61,8 @@ export class MasterKey {
   }
 
   seal(plaintext: string, aad: string): Sealed {
-    const iv = randomBytes(12);
-    const c = createCipheriv('aes-256-gcm', this.#key, iv);
+    const iv = randomBytes(IV_BYTES);
+    const c = createCipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES });
     c.setAAD(Buffer.from(aad, 'utf8'));
     const ct = Buffer.concat([c.update(plaintext, 'utf8'), c.final()]);
     return { alg: 'A256GCM', kid: this.id, iv: iv.toString('base64'), tag: c.getAuthTag().toString('base64'), ct: ct.toString('base64') };
@@ -68,10 +72,15 @@ export class MasterKey {
   open(s: Sealed, aad: string): string {
     if (s.alg !== 'A256GCM') throw new MasterKeyError(`sealed with an unknown algorithm "${String(s.alg)}"`);
     if (s.kid !== this.id) throw new MasterKeyError(`sealed with master key ${s.kid}; ${MASTER_KEY_ENV} is key ${this.id}`);
-    const d = createDecipheriv('aes-256-gcm', this.#key, Buffer.from(s.iv, 'base64'));
-    d.setAAD(Buffer.from(aad, 'utf8'));
-    d.setAuthTag(Buffer.from(s.tag, 'base64'));
+    const iv = Buffer.from(s.iv, 'base64');
+    const tag = Buffer.from(s.tag, 'base64');
     try {
+      // The full 16-byte tag and 12-byte IV that seal() writes, nothing shorter: Node would accept a
+      // tag cut to 4 bytes, which makes a forged value a matter of 2^32 tries.
+      if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw new Error('bad lengths');
+      const d = createDecipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES });
+      d.setAAD(Buffer.from(aad, 'utf8'));
+      d.setAuthTag(tag);
       return Buffer.concat([d.update(Buffer.from(s.ct, 'base64')), d.final()]).toString('utf8');
     } catch {
       throw new MasterKeyError('the sealed value does not open (altered, or sealed for another record)');
