@@ -181,8 +181,6 @@ export function createGateway(init: GatewayInit): Gateway {
     },
     registry,
     hostGuard,
-    // Unscoped for now: scoping a config's guardrail names to the requesting key needs the resolver
-    // to pass the key's scope.
     guardrails: guardrailLookup(stores.guardrails),
     guardrailsVersion: () => stores.guardrails.generation(),
   };

@@ -4,7 +4,6 @@ import { ResourceService, SCOPE_FIELDS } from './resources.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GuardrailLookup } from '../plan/build-plan.js';
 import type { GuardrailChange, GuardrailCheck, GuardrailStore } from '../state/guardrail-store.js';
-import type { ResourceScope } from '../state/resource-store.js';
 
 /**
  * Validates a guardrail's checks as configs do (the check library's validator, handed in by the
@@ -68,21 +67,12 @@ export class GuardrailsService extends ResourceService<GuardrailChange> {
 }
 
 /**
- * The plan builder's view of the store: a stored guardrail's checks and whether it denies. Unscoped
- * for now (a slug used in two scopes does not resolve; an id always does): scoping config lookups
- * to the requesting key needs the resolver to pass the key's scope.
+ * The plan builder's view of the store: a stored guardrail's checks and whether it denies, looked up
+ * in the requesting key's scope (the resolver passes it; no scope sees every workspace's).
  */
-/** A key's scope as the store takes it (absent fields left out). */
-function scopeOf(s: { workspace_id?: string | undefined; organisation_id?: string | undefined }): ResourceScope {
-  const out: ResourceScope = {};
-  if (s.workspace_id !== undefined) out.workspace_id = s.workspace_id;
-  if (s.organisation_id !== undefined) out.organisation_id = s.organisation_id;
-  return out;
-}
-
 export function guardrailLookup(store: Pick<GuardrailStore, 'lookup'>): GuardrailLookup {
   return (idOrSlug, versionId, scope) => {
-    const r = store.lookup(idOrSlug, versionId, scope && (scope.workspace_id !== undefined || scope.organisation_id !== undefined) ? scopeOf(scope) : undefined);
+    const r = store.lookup(idOrSlug, versionId, scope);
     if (!r) return undefined;
     const out: NonNullable<ReturnType<GuardrailLookup>> = { checks: r.checks };
     if (r.actions.onFail !== undefined) out.denyOnFail = r.actions.onFail === 'block';

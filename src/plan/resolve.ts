@@ -146,13 +146,17 @@ export class ConfigResolver {
     if (last !== undefined && sameInputs(last.values, headers) && this.servable(last.entry, caller)) return last.entry.plan;
     const values = planInputs(headers);
     const key = planKey(values);
-    const hit = this.cache.get(key);
+    // A plan built for one caller (it read a workspace's virtual key or stored guardrail) is kept
+    // under the key plus that caller, so workspaces sending the same config each keep theirs.
+    let hit = this.cache.get(key);
+    if (hit === undefined) hit = this.cache.get(`${key}\u0000${callerOf(caller)}`);
+    else if (hit.builtFor !== undefined && hit.builtFor !== callerOf(caller)) hit = this.cache.get(`${key}\u0000${callerOf(caller)}`);
     if (hit !== undefined && this.servable(hit, caller)) {
       this.last = { values, entry: hit };
       return hit.plan;
     }
     const entry = this.compile(headers, caller);
-    this.cache.set(key, entry);
+    this.cache.set(entry.builtFor === undefined ? key : `${key}\u0000${entry.builtFor}`, entry);
     this.last = { values, entry };
     return entry.plan;
   }

@@ -371,6 +371,19 @@ describe('ConfigResolver', () => {
       for (const caller of [A, B, undefined]) expect(target(r.resolve({ 'x-gateway-virtual-key': 'vk-shared' }, caller)).target.api_key).toBe('sk-fake-shared');
     });
 
+    it('two workspaces sending the same config each keep their own cached plan (taking turns rebuilds nothing)', () => {
+      const r = scoped();
+      const h = { 'x-gateway-virtual-key': 'vk-org' };
+      const a = r.resolve(h, A);
+      const b = r.resolve(h, B);
+      expect(b).not.toBe(a);
+      for (let i = 0; i < 3; i++) {
+        expect(r.resolve(h, A)).toBe(a);
+        expect(r.resolve(h, B)).toBe(b);
+      }
+      expect(r.cachedPlans).toBe(2);
+    });
+
     it('`@id` naming another workspace\'s key is taken as a provider name, as if the key did not exist', () => {
       const r = scoped();
       const h = { 'x-gateway-provider': '@openai' };
