@@ -26,6 +26,8 @@ interface Counter {
   gone: Map<string, number>;
   /** When the period ends (Infinity: never). */
   end: number;
+  /** The earliest time a hold expires or a gone id may be forgotten: `purge` has nothing to do before it. */
+  nextPurge: number;
 }
 
 export interface MemoryUsageCountersOptions {
@@ -61,7 +63,9 @@ export class MemoryUsageCounters implements UsageCounters {
       const i = reserved[k]!;
       const c = counters[k]!;
       c.reserved.set(i.group, (c.reserved.get(i.group) ?? 0) + i.estimate);
-      c.holds.set(id, { group: i.group, estimate: i.estimate, expires: now + this.ttl });
+      const expires = now + this.ttl;
+      c.holds.set(id, { group: i.group, estimate: i.estimate, expires });
+      if (expires < c.nextPurge) c.nextPurge = expires;
     }
     return { ok: true, reservation: { id, items: reserved } };
   }
@@ -108,23 +112,35 @@ export class MemoryUsageCounters implements UsageCounters {
     let c = this.counters.get(name);
     if (!c) {
       for (const [k, old] of this.counters) if (old.end + PERIOD_GRACE_MS < now) this.counters.delete(k);
-      c = { used: new Map(), reserved: new Map(), alerted: new Set(), holds: new Map(), gone: new Map(), end };
+      c = { used: new Map(), reserved: new Map(), alerted: new Set(), holds: new Map(), gone: new Map(), end, nextPurge: Infinity };
       this.counters.set(name, c);
     }
     this.purge(c, now);
     return c;
   }
 
-  /** Expired reservations stop holding; those expired more than a day ago are forgotten. */
+  /**
+   * Expired reservations stop holding; those expired more than a day ago are forgotten. Nothing is
+   * walked before the counter's `nextPurge` (every reserve and settle passes here).
+   */
   private purge(c: Counter, now: number): void {
+    if (now < c.nextPurge) return;
+    let next = Infinity;
     for (const [id, h] of c.holds) {
-      if (h.expires > now) continue;
+      if (h.expires > now) {
+        if (h.expires < next) next = h.expires;
+        continue;
+      }
       c.holds.delete(id);
       const left = (c.reserved.get(h.group) ?? 0) - h.estimate;
       if (left > 0) c.reserved.set(h.group, left);
       else c.reserved.delete(h.group);
       c.gone.set(id, now);
     }
-    for (const [id, at] of c.gone) if (at + PERIOD_GRACE_MS < now) c.gone.delete(id);
+    for (const [id, at] of c.gone) {
+      if (at + PERIOD_GRACE_MS < now) c.gone.delete(id);
+      else if (at + PERIOD_GRACE_MS < next) next = at + PERIOD_GRACE_MS;
+    }
+    c.nextPurge = next;
   }
 }
