@@ -7,6 +7,8 @@ export interface Spent {
   meta: AnswerMeta;
   /** Absent when the provider reported none (yet). */
   usage?: Usage;
+  /** What the ledger priced it at, USD, once it did (null: its model has no price). */
+  cost?: number | null;
 }
 
 /** Where a request's accounting goes: the pipeline's RequestContext is one. */

@@ -291,11 +291,20 @@ export class UsageLimits implements Ledger<LimitedRequest> {
     let total = 0;
     for (const s of spent) {
       if (!s.usage) continue;
-      const price = this.priceOf(req, s.meta);
-      if (price === undefined) return undefined;
-      total += costOf(s.usage, price);
+      const c = this.spentCost(req, s, s.usage);
+      if (c === null) return undefined;
+      total += c;
     }
     return total;
+  }
+
+  /** One attempt's cost, priced once (the answer's cost and the end's metrics both read it). */
+  private spentCost(req: LimitedRequest, s: Spent, usage: Usage): number | null {
+    if (s.cost === undefined) {
+      const price = this.priceOf(req, s.meta);
+      s.cost = price === undefined ? null : costOf(usage, price);
+    }
+    return s.cost;
   }
 
   /** The answer is over (completed, failed or cancelled): its cost, metrics, and the reservations settled with what was reported. */
@@ -307,8 +316,7 @@ export class UsageLimits implements Ledger<LimitedRequest> {
       const workspace = req.key?.workspace_id ?? '';
       for (const s of spent) {
         if (!s.usage) continue;
-        const price = this.priceOf(req, s.meta);
-        this.deps.telemetry.usage(workspace, s.meta.provider, s.usage, price === undefined ? undefined : costOf(s.usage, price));
+        this.deps.telemetry.usage(workspace, s.meta.provider, s.usage, this.spentCost(req, s, s.usage) ?? undefined);
       }
     }
     this.settleHold(req);
