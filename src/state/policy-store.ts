@@ -7,6 +7,7 @@
  * them when `generation()` moves. The usage itself is not here: it lives in the usage counters
  * (usage-counters.ts), and the management API fills `value_key_usage_map` from them.
  */
+import { isUuid } from '../util/name-uuid.js';
 import { visibleTo, type ResourceScope } from './resource-store.js';
 
 export type PolicyType = 'cost' | 'tokens';
@@ -168,12 +169,8 @@ export function redeclared(current: UsageLimitPolicy, d: DeclaredPolicy, at: str
   return { ...next, last_updated_at: at };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Policy ids are UUIDs: anything else is unknown without a look (and never reaches a Redis key). */
-export function isPolicyId(id: string): boolean {
-  return UUID.test(id);
-}
+export const isPolicyId = isUuid;
 
 /** A new policy's record, its fields in the spec's order, the usage map empty. */
 export function newPolicy(id: string, d: PolicyDraft, at: string): UsageLimitPolicy {

@@ -5,6 +5,7 @@
  * read and write is scoped: a caller bound to a workspace (or an organisation) sees only that
  * scope's resources. What differs between kinds is only their content (`ResourceKind`).
  */
+import { isUuid } from '../util/name-uuid.js';
 
 /** Who is asking, or where a resource lives. Empty: an unscoped (operator) caller that sees every scope. */
 export interface ResourceScope {
@@ -106,13 +107,7 @@ export function visibleTo(owner: ResourceScope, caller: ResourceScope | undefine
   return true;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const SLUG_MAX = 64;
-
-/** Is this an id (a UUID) rather than a slug? */
-export function isResourceId(s: string): boolean {
-  return UUID.test(s);
-}
 
 /**
  * A URL-friendly slug from a name: lower case ASCII letters, digits and single dashes, accents
@@ -130,7 +125,7 @@ export function slugify(name: string, fallback: string): string {
     .slice(0, SLUG_MAX - 4)
     .replace(/-+$/, '');
   if (s === '') s = fallback;
-  if (UUID.test(s)) s = `${fallback[0]}-${s}`.slice(0, SLUG_MAX - 4);
+  if (isUuid(s)) s = `${fallback[0]}-${s}`.slice(0, SLUG_MAX - 4);
   return s;
 }
 

@@ -10,3 +10,10 @@ export function nameBasedUuid(kind: string, ...parts: string[]): string {
   const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Is `s` a UUID (any version)? Stored resources and policies are named by one. */
+export function isUuid(s: string): boolean {
+  return UUID.test(s);
+}

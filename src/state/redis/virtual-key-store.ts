@@ -35,12 +35,6 @@ export interface StoredVirtualKey {
 /** What a sealed value is bound to: a ciphertext copied to another id does not open. */
 const aad = (id: string): string => `sluice virtual key ${id}`;
 
-/** Does the key hold a secret field (one the master key must seal)? */
-export function hasSecrets(key: VirtualKey): boolean {
-  for (const f of SECRET_FIELDS) if ((key as Record<string, unknown>)[f] !== undefined) return true;
-  return false;
-}
-
 /** The stored form: secrets sealed. Throws a MasterKeyError when there are secrets and no master key. */
 export function sealRecord(r: MadeVirtualKey, masterKey: MasterKey | undefined): StoredVirtualKey {
   const { provider, ...rest } = r.key;
