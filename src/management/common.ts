@@ -102,6 +102,15 @@ export function adminScope(key: ApiKeyRecord | undefined): Scope {
   return managementScope(key);
 }
 
+/** An update may name its resource's scope but not move it: a 400 naming the field that differs. */
+export function keepScope(named: Scope, current: { workspace_id?: string | null; organisation_id?: string | null }, label: string): void {
+  for (const f of ['workspace_id', 'organisation_id'] as const) {
+    if (named[f] !== undefined && named[f] !== current[f]) {
+      throw fieldError('invalid_request_body', f, `${label} cannot move to another scope; omit it or give its current value`);
+    }
+  }
+}
+
 /**
  * 403 when a body or a query names a workspace or organisation outside the caller's scope: for a
  * workspace key, another workspace or another organisation than its own (any, when it has none); for

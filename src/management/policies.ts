@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../config/issues.js';
 import { declaredId, POLICY_STATUSES, POLICY_TYPES, UsageLimitBodySchema, type UsageLimitBody, type UsageLimitEntry } from '../config/usage-limits.js';
-import { fieldError, managementScope, NoQuery, ownerScope, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, storeWrite, withinScope } from './common.js';
+import { fieldError, keepScope, managementScope, NoQuery, ownerScope, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, storeWrite, withinScope } from './common.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { DeclaredPolicy, PolicyDefinition, PolicyPage, PolicyScope, PolicyStore, UsageLimitPolicy } from '../state/policy-store.js';
@@ -98,9 +98,7 @@ export class PoliciesService {
     withinScope(b, scope);
     const current = await storeWrite(() => this.store.get(id, scope));
     if (!current) throw notFound(id);
-    for (const f of ['workspace_id', 'organisation_id'] as const) {
-      if (b[f] !== undefined && b[f] !== current[f]) throw fieldError('invalid_request_body', f, 'a policy cannot move to another scope; omit it or give its current value');
-    }
+    keepScope(b, current, 'a policy');
     if (b.type !== current.type) throw fieldError('invalid_request_body', 'type', `a policy's type cannot change (it is "${current.type}"); archive it and create another`);
     const p = await storeWrite(() => this.store.update(current.id, scope, definition(b, b.status ?? current.status)));
     if (!p) throw notFound(id);

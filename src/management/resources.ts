@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../config/issues.js';
-import { fieldError, managementScope, NoQuery, ownerScope, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, ScopeId, storeWrite, withinScope, type Scope } from './common.js';
+import { fieldError, keepScope, managementScope, NoQuery, ownerScope, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, ScopeId, storeWrite, withinScope, type Scope } from './common.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ErrorCode } from '../errors/codes.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
@@ -86,11 +86,7 @@ export class ResourceService<C extends { name: string }> {
     withinScope(named, scope);
     const current = await this.store.get(idOrSlug, scope);
     if (!current) throw this.notFound(idOrSlug);
-    for (const f of ['workspace_id', 'organisation_id'] as const) {
-      if (named[f] !== undefined && named[f] !== current[f]) {
-        throw fieldError('invalid_request_body', f, `a ${this.api.label} cannot move to another scope; omit it or give its current value`);
-      }
-    }
+    keepScope(named, current, `a ${this.api.label}`);
     const r = await storeWrite(() => this.store.update(current.id, scope, content));
     if (!r) throw this.notFound(idOrSlug);
     return ref(r);

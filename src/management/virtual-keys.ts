@@ -9,7 +9,7 @@ import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { HostGuard } from '../security/host-guard.js';
 import { visibleTo } from '../state/resource-store.js';
 import type { MadeVirtualKey, VirtualKeyStore } from '../state/virtual-key-store.js';
-import { fieldError, managementScope, NoQuery, ownerScope, ScopeId, scopedPage, storeWrite, withinScope, type Page, type Scope } from './common.js';
+import { fieldError, keepScope, managementScope, NoQuery, ownerScope, ScopeId, scopedPage, storeWrite, withinScope, type Page, type Scope } from './common.js';
 import { ListQuerySchema } from './resources.js';
 
 /** A virtual key's id: what `x-gateway-virtual-key` and configs name (as in the bootstrap file). */
@@ -128,9 +128,7 @@ export class VirtualKeysService {
     withinScope(b, scope);
     const current = this.visible(id, scope);
     if (b.id !== undefined && b.id !== id) throw fieldError('invalid_request_body', 'id', `the path names "${id}"; omit id or give that one`);
-    for (const f of ['workspace_id', 'organisation_id'] as const) {
-      if (b[f] !== undefined && b[f] !== current[f]) throw fieldError('invalid_request_body', f, 'a virtual key cannot move to another scope; omit it or give its current value');
-    }
+    keepScope(b, current, 'a virtual key');
     const owner: Scope = { workspace_id: current.workspace_id, organisation_id: current.organisation_id };
     const record = this.record(id, b, owner, { created_at: current.made.created_at, last_updated_at: new Date(this.now()).toISOString(), version_id: randomUUID() });
     if (!(await storeWrite(() => this.store.replace(record)))) throw notFound(id);
