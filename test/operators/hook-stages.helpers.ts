@@ -13,7 +13,7 @@ import { recording } from '../helpers/telemetry.js';
 
 export const compile = (list: HookList, items: unknown[]) => compileHooks(list, items, 'config');
 
-/** Stage deps with a recording telemetry, checks that may reach 127.0.0.1, and the async results kept. */
+/** One report of async hooks' results (HookStageDeps.onAsync). */
 export interface AsyncReport {
   traceId: string;
   results: HookResult[];
@@ -24,7 +24,7 @@ export interface AsyncReport {
  * Stage deps with a recording telemetry, checks that may reach 127.0.0.1, and the async results
  * kept; `nextAsync()` resolves at the next report.
  */
-export function stageDeps(): { deps: HookStageDeps; calls: ReturnType<typeof recording>['calls']; asyncResults: AsyncReport[]; nextAsync: () => Promise<AsyncReport>; close: () => Promise<void> } {
+function stageDeps(): { deps: HookStageDeps; calls: ReturnType<typeof recording>['calls']; asyncResults: AsyncReport[]; nextAsync: () => Promise<AsyncReport>; close: () => Promise<void> } {
   const { telemetry, calls } = recording();
   const checks = createCheckDeps(new HostGuard({ trusted: ['127.0.0.1'] }));
   const asyncResults: AsyncReport[] = [];
