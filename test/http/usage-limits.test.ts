@@ -333,11 +333,20 @@ describe('usage limits over HTTP (memory store)', () => {
     }
   });
 
-  it('metrics: tokens and cost per workspace and provider', async () => {
-    await chat('metrics');
-    const m = await scrape(gw.url);
-    expect(metricSum(m, 'sluice_usage_tokens_total', { workspace: 'ws-a', provider: 'openai', token_type: 'input' })).toBeGreaterThan(0);
-    expect(metricSum(m, 'sluice_usage_tokens_total', { workspace: 'ws-a', provider: 'openai', token_type: 'output' })).toBeGreaterThan(0);
-    expect(metricSum(m, 'sluice_usage_cost_usd_total', { workspace: 'ws-a', provider: 'openai' })).toBeGreaterThan(0);
+  it('metrics: tokens and cost per workspace and provider, by exactly what one answer reported', async () => {
+    const read = async () => {
+      const m = await scrape(gw.url);
+      return [
+        metricSum(m, 'sluice_usage_tokens_total', { workspace: 'ws-a', provider: 'openai', token_type: 'input' }),
+        metricSum(m, 'sluice_usage_tokens_total', { workspace: 'ws-a', provider: 'openai', token_type: 'output' }),
+        metricSum(m, 'sluice_usage_cost_usd_total', { workspace: 'ws-a', provider: 'openai' }),
+      ];
+    };
+    const before = await read();
+    expect((await chat('metrics')).status).toBe(200);
+    const after = await read();
+    expect(after[0]! - before[0]!).toBe(USAGE.prompt_tokens);
+    expect(after[1]! - before[1]!).toBe(USAGE.completion_tokens);
+    expect(after[2]! - before[2]!).toBeCloseTo(COST, 12);
   });
 });
