@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hookResultsJson } from '../../src/checks/hook-results-json.js';
+import { hookResultsJson, pushHookResults } from '../../src/checks/hook-results-json.js';
 import { hookResultsBody, type HookAccount, type HookResult } from '../../src/checks/hooks.js';
 import { resolveCheck } from '../../src/checks/registry.js';
 import { settleCheckSync } from '../../src/checks/settle.js';
@@ -67,6 +67,27 @@ describe('hookResultsJson', () => {
       after: [],
       failed: false,
     }));
+});
+
+describe('hookResultsJson: shared heads', () => {
+  it('the same ids with every verdict, deny and async give each its own text', () => {
+    for (const verdict of [true, false])
+      for (const deny of [true, false])
+        for (const async of [true, false])
+          same({
+            before: [hook({ id: 'shared', verdict, deny, async, checks: [{ id: 'default.notNull', verdict: !verdict, data: null, error: null, execution_time: 0.1, transformed: deny }] })],
+            after: [hook({ id: 'shared', verdict: !verdict, deny: !deny, async, checks: [{ id: 'default.notNull', verdict, data: null, error: null, execution_time: 0.2, transformed: false }], target: 'config.targets[0]' })],
+            failed: false,
+          });
+  });
+
+  it('pushHookResults gives the parts of the same text', () => {
+    const a: HookAccount = { before: [hook({ checks: [{ id: 'x', verdict: true, data: { n: 1 }, error: null, execution_time: 1, transformed: false }] })], after: [], failed: false };
+    const parts: string[] = [];
+    pushHookResults(a, parts);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(parts.join('')).toBe(JSON.stringify(hookResultsBody(a)));
+  });
 });
 
 describe('checks that write their data as JSON text', () => {

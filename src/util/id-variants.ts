@@ -1,0 +1,29 @@
+/**
+ * Values made once per (id, variant) and reused: the constant JSON text or log entry of a check or
+ * hook for each of its few outcomes, so a request writes its results from shared parts instead of
+ * building them again. Bounded: ids come from configs, which clients can vary, so past `maxIds`
+ * distinct ids the table starts over.
+ */
+export class IdVariants<T> {
+  private byId = new Map<string, (T | undefined)[]>();
+
+  constructor(
+    private readonly make: (id: string, variant: number) => T,
+    private readonly maxIds = 1024,
+  ) {}
+
+  get(id: string, variant: number): T {
+    let slots = this.byId.get(id);
+    if (slots === undefined) {
+      if (this.byId.size >= this.maxIds) this.byId = new Map();
+      slots = [];
+      this.byId.set(id, slots);
+    }
+    return (slots[variant] ??= this.make(id, variant));
+  }
+
+  /** Distinct ids held (for tests). */
+  get size(): number {
+    return this.byId.size;
+  }
+}
