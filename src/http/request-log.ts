@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
 import type { Usage } from '../config/wire.js';
+import { IdVariants } from '../util/id-variants.js';
 
 /**
  * What a request line is read from: the exchange itself (`Exchange` fits this shape), so nothing is
@@ -35,19 +36,48 @@ export interface HookLogEntry {
   readonly feedback?: { readonly value?: number; readonly weight?: number; readonly metadata?: Record<string, unknown> };
 }
 
-/** The hooks' part of a log line: `[{id, list, verdict, deny?, feedback?}]`. */
-export function hooksSummary(before: readonly HookLogEntry[], after: readonly HookLogEntry[]): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  const add = (list: string, h: HookLogEntry): void => {
-    const e: Record<string, unknown> = { id: h.id, list, verdict: h.verdict };
-    if (h.deny) e.deny = true;
-    if (h.feedback) e.feedback = h.feedback;
-    out.push(e);
-  };
-  for (const h of before) add('before_request_hooks', h);
-  for (const h of after) add('after_request_hooks', h);
+type HookListName = 'before_request_hooks' | 'after_request_hooks';
+
+/** A summary entry without feedback depends only on the hook's id, list, verdict and deny: made once, shared (frozen). Variant bits: 4 after, 2 verdict, 1 deny. */
+const ENTRIES = new IdVariants<Readonly<Record<string, unknown>>>((id, v) => {
+  const e: Record<string, unknown> = { id, list: v & 4 ? 'after_request_hooks' : 'before_request_hooks', verdict: (v & 2) !== 0 };
+  if (v & 1) e.deny = true;
+  return Object.freeze(e);
+});
+/** Each shared entry's JSON text, for the log line. */
+const ENTRY_JSON = new IdVariants<string>((id, v) => JSON.stringify(ENTRIES.get(id, v)));
+
+const variantOf = (list: HookListName, h: HookLogEntry): number => (list === 'after_request_hooks' ? 4 : 0) | (h.verdict ? 2 : 0) | (h.deny ? 1 : 0);
+
+function summaryEntry(list: HookListName, h: HookLogEntry): Readonly<Record<string, unknown>> {
+  if (!h.feedback) return ENTRIES.get(h.id, variantOf(list, h));
+  const e: Record<string, unknown> = { id: h.id, list, verdict: h.verdict };
+  if (h.deny) e.deny = true;
+  e.feedback = h.feedback;
+  return e;
+}
+
+/**
+ * The hooks' part of a log line: `[{id, list, verdict, deny?, feedback?}]`. Entries without feedback
+ * are shared between requests (frozen): a request's summary is kept in its record (GET /v1/logs), so
+ * an entry made per request would be kept too.
+ */
+export function hooksSummary(before: readonly HookLogEntry[], after: readonly HookLogEntry[]): Readonly<Record<string, unknown>>[] {
+  const out: Readonly<Record<string, unknown>>[] = [];
+  for (const h of before) out.push(summaryEntry('before_request_hooks', h));
+  for (const h of after) out.push(summaryEntry('after_request_hooks', h));
   return out;
 }
+
+/** `JSON.stringify(hooksSummary(before, after))`, from each shared entry's text. */
+function hooksJson(before: readonly HookLogEntry[], after: readonly HookLogEntry[]): string {
+  let s = '[';
+  for (let i = 0; i < before.length; i++) s += (i > 0 ? ',' : '') + entryJson('before_request_hooks', before[i]!);
+  for (let i = 0; i < after.length; i++) s += (i > 0 || before.length > 0 ? ',' : '') + entryJson('after_request_hooks', after[i]!);
+  return s + ']';
+}
+
+const entryJson = (list: HookListName, h: HookLogEntry): string => (h.feedback ? JSON.stringify(summaryEntry(list, h)) : ENTRY_JSON.get(h.id, variantOf(list, h)));
 
 /**
  * A request's hooks summary, made once and kept on its hooks account: its log line and its record
@@ -55,7 +85,7 @@ export function hooksSummary(before: readonly HookLogEntry[], after: readonly Ho
  * first's. (A field, not a WeakMap keyed by the account: a weak entry per request costs the
  * collector more than the summary does.)
  */
-export function requestHooks(h: { readonly before: readonly HookLogEntry[]; readonly after: readonly HookLogEntry[]; summary?: Record<string, unknown>[] }): Record<string, unknown>[] {
+export function requestHooks(h: { readonly before: readonly HookLogEntry[]; readonly after: readonly HookLogEntry[]; summary?: Readonly<Record<string, unknown>>[] }): Readonly<Record<string, unknown>>[] {
   return (h.summary ??= hooksSummary(h.before, h.after));
 }
 
@@ -90,7 +120,7 @@ function requestLine(ex: RequestLogSource, latencyMs: number): string {
     if (ctx.attempts !== undefined) s += `,"attempts":${num(ctx.attempts)}`;
     if (ctx.usage) s += `,"usage":${JSON.stringify(ctx.usage)}`;
     if (ctx.cost !== undefined) s += `,"cost":${num(ctx.cost)}`;
-    if (ctx.hooks) s += `,"hooks":${JSON.stringify(requestHooks(ctx.hooks))}`;
+    if (ctx.hooks) s += `,"hooks":${hooksJson(ctx.hooks.before, ctx.hooks.after)}`;
   }
   if (meta) {
     if (meta.provider !== undefined) s += `,"provider":${str(meta.provider)}`;

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/util/log.js';
-import { requestLogWriter, type RequestLogSource } from '../../src/http/request-log.js';
+import { hooksSummary, requestLogWriter, type HookLogEntry, type RequestLogSource } from '../../src/http/request-log.js';
 
 function sink(): { lines: string[]; stream: Writable } {
   const lines: string[] = [];
@@ -33,6 +33,11 @@ function pinoObject(ex: RequestLogSource, latencyMs: number): Record<string, unk
     if (typeof ex.ctx.request.body?.model === 'string') line.model = ex.ctx.request.body.model;
     line.attempts = ex.ctx.attempts;
     if (ex.ctx.usage) line.usage = ex.ctx.usage;
+    if (ex.ctx.cost !== undefined) line.cost = ex.ctx.cost;
+    if (ex.ctx.hooks) {
+      const entry = (list: string, h: HookLogEntry) => ({ id: h.id, list, verdict: h.verdict, ...(h.deny ? { deny: true } : {}), ...(h.feedback ? { feedback: h.feedback } : {}) });
+      line.hooks = [...ex.ctx.hooks.before.map((h) => entry('before_request_hooks', h)), ...ex.ctx.hooks.after.map((h) => entry('after_request_hooks', h))];
+    }
   }
   if (ex.meta) {
     line.provider = ex.meta.provider;
@@ -119,7 +124,20 @@ const cases: [string, RequestLogSource, number][] = [
   ['Infinity latency', minimal(), Number.POSITIVE_INFINITY],
   ['-Infinity latency and NaN attempts', full({ ctx: { request: { stream: true }, attempts: Number.NaN } }), Number.NEGATIVE_INFINITY],
   ['path with a query only', minimal({ req: { method: 'OPTIONS', url: '?a=1' } }), 3],
+  ...hookCases(),
 ];
+
+/** Lines with hooks: the same ids with every outcome (each has its own shared entry), feedback, odd ids. */
+function hookCases(): [string, RequestLogSource, number][] {
+  const withHooks = (before: HookLogEntry[], after: HookLogEntry[]) => full({ ctx: { request: { stream: false, body: { model: 'm' } }, attempts: 1, cost: 0.0001, hooks: { before, after } } });
+  const out: [string, RequestLogSource, number][] = [];
+  for (const verdict of [true, false])
+    for (const deny of [true, false]) out.push([`hooks: verdict ${verdict}, deny ${deny}`, withHooks([{ id: 'h', verdict, deny }], [{ id: 'h', verdict: !verdict, deny }]), 1]);
+  out.push(['hooks: only after, with feedback', withHooks([], [{ id: 'output_guardrails[0]', verdict: false, deny: false, feedback: { value: -1, weight: 0.5, metadata: { why: odd } } }, { id: 'h2', verdict: true, deny: false }]), 1]);
+  out.push(['hooks: odd ids', withHooks([{ id: odd, verdict: true, deny: false }, { id: printable, verdict: false, deny: true }], []), 1]);
+  out.push(['hooks: none ran', withHooks([], []), 1]);
+  return out;
+}
 
 describe('request log writer', () => {
   beforeEach(() => {
@@ -139,6 +157,20 @@ describe('request log writer', () => {
     expect(direct.lines[0]).toBe(viaPino.lines[0]);
     expect(direct.lines[0]!.endsWith('}\n')).toBe(true);
     expect(JSON.parse(direct.lines[0]!)).toMatchObject({ level: 30, time: 1_700_000_000_123, msg: 'request' });
+  });
+
+  it('hook summary entries without feedback are shared between requests and frozen (a record keeps them)', () => {
+    const a = hooksSummary([{ id: 'x', verdict: true, deny: false }], [{ id: 'y', verdict: false, deny: true }]);
+    const b = hooksSummary([{ id: 'x', verdict: true, deny: false }], [{ id: 'y', verdict: false, deny: true }]);
+    expect(b[0]).toBe(a[0]);
+    expect(b[1]).toBe(a[1]);
+    expect(Object.isFrozen(a[0])).toBe(true);
+    expect(a).toEqual([
+      { id: 'x', list: 'before_request_hooks', verdict: true },
+      { id: 'y', list: 'after_request_hooks', verdict: false, deny: true },
+    ]);
+    const fb = { value: 1 };
+    expect(hooksSummary([{ id: 'x', verdict: true, deny: false, feedback: fb }], [])).toEqual([{ id: 'x', list: 'before_request_hooks', verdict: true, feedback: fb }]);
   });
 
   it('reads only the model of the body: no prompt text in the line', () => {
