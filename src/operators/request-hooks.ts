@@ -111,6 +111,39 @@ function runInBackground(stage: RequestStage, input: CheckInput, traceId: string
   );
 }
 
+function stageOf(hooks: readonly HookSpec[], deps: HookStageDeps): RequestStage {
+  const sync = hooks.filter((h) => !h.async);
+  return { sync, background: hooks.filter((h) => h.async), allSync: sync.every(runsSync), deps };
+}
+
+/** What a request stage does with one context before its sync hooks: false when it passes untouched. */
+function start(stage: RequestStage, ctx: HookedRequest): CheckInput | undefined {
+  const req = ctx.request;
+  if (req.endpoint === 'models' || !req.body) return undefined;
+  const input = requestInput({ endpoint: req.endpoint as CheckEndpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId });
+  if (stage.background.length > 0) runInBackground(stage, input, ctx.traceId);
+  return stage.sync.length === 0 ? undefined : input;
+}
+
+/** The body the sync hooks left becomes the request's. */
+function settle(ctx: HookedRequest, body: Record<string, unknown>): void {
+  if (body !== ctx.request.body) ctx.request = { ...ctx.request, body };
+}
+
+/**
+ * A request stage whose hooks all compute (no webhook, log or JWKS lookup), as a plain function: it
+ * runs them on the context at once and throws the 446; the plan calls it without an Observable per
+ * request. Undefined when a sync hook may wait on I/O (use `requestHooks`).
+ */
+export function requestHooksNow<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps): ((ctx: C) => void) | undefined {
+  const stage = stageOf(hooks, deps);
+  if (!stage.allSync) return undefined;
+  return (ctx) => {
+    const input = start(stage, ctx);
+    if (input) settle(ctx, runNow(stage, input, accountOf(ctx)));
+  };
+}
+
 /**
  * A request stage: input guardrails or before hooks, run in order on the request before the cache
  * lookup and the upstream call. A hook that denies ends the request with 446 (the provider is not
@@ -122,34 +155,28 @@ function runInBackground(stage: RequestStage, input: CheckInput, traceId: string
  * the stage makes one check input and, for computation checks only, no promise.
  */
 export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps): MonoTypeOperatorFunction<C> {
-  const sync = hooks.filter((h) => !h.async);
-  const stage: RequestStage = { sync, background: hooks.filter((h) => h.async), allSync: sync.every(runsSync), deps };
+  const stage = stageOf(hooks, deps);
   return (ctx$: Observable<C>) =>
     new Observable<C>((subscriber) => {
       let pending = 0;
       let ended = false;
       return ctx$.subscribe({
         next(ctx) {
-          const req = ctx.request;
-          if (req.endpoint === 'models' || !req.body) return subscriber.next(ctx);
-          const input = requestInput({ endpoint: req.endpoint as CheckEndpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId });
-          if (stage.background.length > 0) runInBackground(stage, input, ctx.traceId);
-          if (sync.length === 0) return subscriber.next(ctx);
+          const input = start(stage, ctx);
+          if (!input) return subscriber.next(ctx);
           const account = accountOf(ctx);
           if (stage.allSync) {
-            let body: Record<string, unknown>;
             try {
-              body = runNow(stage, input, account);
+              settle(ctx, runNow(stage, input, account));
             } catch (e) {
               return subscriber.error(e);
             }
-            if (body !== req.body) ctx.request = { ...req, body };
             return subscriber.next(ctx);
           }
           pending++;
           runLater(stage, input, account).then(
             (body) => {
-              if (body !== req.body) ctx.request = { ...req, body };
+              settle(ctx, body);
               subscriber.next(ctx);
               if (--pending === 0 && ended) subscriber.complete();
             },

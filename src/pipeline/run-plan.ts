@@ -1,7 +1,7 @@
 import { Observable, of, type Subscription } from 'rxjs';
 import { hooksOf } from '../plan/hooks.js';
 import type { HookSpec } from '../checks/hooks.js';
-import { requestHooks, type HookStageDeps } from '../operators/request-hooks.js';
+import { requestHooks, requestHooksNow, type HookStageDeps } from '../operators/request-hooks.js';
 import { responseHooks } from '../operators/response-hooks.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { circuitBreaker, circuitOpenError } from '../operators/circuit-breaker.js';
@@ -92,6 +92,21 @@ export class PlanRunner {
 
   /** Input guardrails or before hooks in front of `inner`: a deny is a 446 and `inner` never runs. */
   private requestStage(hooks: readonly HookSpec[], inner: Run): Run {
+    const now = requestHooksNow<RequestContext>(hooks, this.hookDeps());
+    if (now) {
+      // Hooks that only compute run at once when the node is subscribed (not when its Observable is
+      // made: a strategy may make a child's and never run it); a throw is the 446.
+      return (ctx) =>
+        new Observable<GatewayEvent>((subscriber) => {
+          try {
+            now(ctx);
+          } catch (e) {
+            subscriber.error(e);
+            return;
+          }
+          return inner(ctx).subscribe(subscriber);
+        });
+    }
     const stage = requestHooks<RequestContext>(hooks, this.hookDeps());
     // One context in, at most one out: `inner` runs on it once the stage lets it through (what
     // switchMap would do, without its per-request inner-subscription bookkeeping).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requestHooks } from '../../src/operators/request-hooks.js';
+import { requestHooks, requestHooksNow } from '../../src/operators/request-hooks.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { chatCtx, compile, run1, stageDepsPerTest, webhookServer } from './hook-stages.helpers.js';
 
@@ -90,5 +90,31 @@ describe('requestHooks', () => {
     await reported;
     expect(asyncResults[0]).toMatchObject({ traceId: 'trace-1', phase: 'request' });
     expect(asyncResults[0]!.results.map((r) => [r.id, r.verdict, r.deny])).toEqual([['audit', false, false]]);
+  });
+});
+
+describe('requestHooksNow (the plan runs all-computing stages without an Observable)', () => {
+  it('is undefined when a sync hook may wait on I/O', () => {
+    const { deps: d } = deps();
+    expect(requestHooksNow(compile('input_guardrails', [{ 'default.webhook': { webhookURL: 'http://127.0.0.1:9/x' }, deny: true }]), d)).toBeUndefined();
+  });
+
+  it('runs the hooks at once: a pass is on the account, a mutation replaces the body, a deny throws the 446', () => {
+    const { deps: d } = deps();
+    const now = requestHooksNow(compile('input_guardrails', [{ 'default.addPrefix': { prefix: 'SAFE: ' } }, { ...SSN, deny: true }]), d)!;
+    const ok = chatCtx('hello');
+    now(ok);
+    expect(ok.hooks?.before.map((h) => [h.verdict, h.transformed])).toEqual([
+      [true, true],
+      [true, false],
+    ]);
+    expect((ok.request.body as { messages: { content: string }[] }).messages[0]!.content).toBe('SAFE: hello');
+    const bad = chatCtx('ssn 123-45-6789');
+    expect(() => now(bad)).toThrow(GatewayError);
+    expect(bad.hooks?.before.at(-1)?.deny).toBe(true);
+    const models = chatCtx('x', 'models');
+    models.request.body = undefined;
+    now(models);
+    expect(models.hooks).toBeUndefined();
   });
 });

@@ -9,6 +9,9 @@ import { embedLocal } from '../../src/cache/local-embedder.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import type { CacheDeps, PipelineDeps } from '../../src/pipeline/context.js';
 import { PlanRunner } from '../../src/pipeline/run-plan.js';
+import { createCheckDeps } from '../../src/checks/deps.js';
+import { HostGuard } from '../../src/security/host-guard.js';
+import { recording } from '../helpers/telemetry.js';
 import type { StrategyNode } from '../../src/plan/types.js';
 import { MemoryCacheStore } from '../../src/state/memory/cache-store.js';
 import { MemoryVectorIndex } from '../../src/state/memory/vector-index.js';
@@ -176,6 +179,31 @@ describe('PlanRunner: strategies', () => {
     expect(b.requests).toHaveLength(1);
     await slow!.closed;
     expect(slow!.aborted).toBe(true);
+  });
+});
+
+describe('PlanRunner: input guardrails', () => {
+  const guard = (wordMax: number) => ({ input_guardrails: [{ 'default.wordCount': { minWords: 1, maxWords: wordMax }, deny: true }] });
+  const hookDeps = () => ({ checks: createCheckDeps(new HostGuard({ trusted: [] })), telemetry: recording().telemetry, onAsync: () => undefined });
+
+  it('run when the Observable is subscribed, not when it is made (it stays cold), once per subscription', async () => {
+    const { deps, clock } = h({ hooks: hookDeps() });
+    const ctx = context(clock);
+    const events = new PlanRunner(deps).run(plan({ ...target(a), ...guard(10) }), ctx);
+    expect(ctx.hooks).toBeUndefined();
+    expect(answer(await collect(events)).status).toBe(200);
+    expect(ctx.hooks?.before.map((x) => [x.id, x.verdict])).toEqual([['input_guardrails[0]', true]]);
+    await collect(events);
+    expect(ctx.hooks?.before).toHaveLength(2);
+    expect(a.requests).toHaveLength(2);
+  });
+
+  it('a deny ends the request with 446 before the provider is called', async () => {
+    const { deps, clock } = h({ hooks: hookDeps() });
+    const o = await collect(new PlanRunner(deps).run(plan({ ...target(a), input_guardrails: [{ 'default.contains': { words: ['hi'], operator: 'none' }, deny: true }] }), context(clock)));
+    expect(o.error).toBeInstanceOf(GatewayError);
+    expect((o.error as GatewayError).status).toBe(446);
+    expect(a.requests).toHaveLength(0);
   });
 });
 
