@@ -118,8 +118,9 @@ export function responseHooks(hooks: readonly HookSpec[], target: string, deps: 
         let closed = false;
         /** A JSON answer sent on without its checks (an error answer): the source's end is its end. */
         let passed = false;
-        const held: GatewayEvent[] = [];
-        const chunks: Record<string, unknown>[] = [];
+        // A stream's events and parsed chunks, made on its first event (a JSON answer needs neither).
+        let held: GatewayEvent[] | undefined;
+        let chunks: Record<string, unknown>[] | undefined;
         let start: Extract<GatewayEvent, { type: 'stream-start' }> | undefined;
         const fail = (e: unknown): void => {
           if (!closed) subscriber.error(e);
@@ -153,6 +154,7 @@ export function responseHooks(hooks: readonly HookSpec[], target: string, deps: 
               }, fail);
               return;
             }
+            chunks ??= [];
             if (ev.type === 'stream-start') start = ev;
             else if (ev.data !== '') {
               try {
@@ -161,24 +163,24 @@ export function responseHooks(hooks: readonly HookSpec[], target: string, deps: 
                 // not a JSON chunk: nothing to assemble from it
               }
             }
-            if (stage.hold) held.push(ev);
+            if (stage.hold) (held ??= []).push(ev);
             else subscriber.next(ev);
           },
           error: fail,
           complete() {
-            if (!start && held.length === 0 && chunks.length === 0) {
+            if (!start && !held?.length && !chunks?.length) {
               // a checked JSON answer completes after its checks, above
               if (passed || sync.length === 0 || closed) subscriber.complete();
               return;
             }
             const ep = endpoint as CheckEndpoint;
-            const assembled = chunksToJson(ep, chunks as never);
+            const assembled = chunksToJson(ep, (chunks ?? []) as never);
             // A stream's events start with stream-start; the fallback only keeps the types honest.
             check(stage, ctx, assembled, 200, start?.meta ?? { provider: '', target, retries: 0 }).then((body) => {
               if (closed) return;
               inBackground(stage, ctx, body, 200);
               if (stage.hold) {
-                if (body === assembled) for (const ev of held) subscriber.next(ev);
+                if (body === assembled) for (const ev of held ?? []) subscriber.next(ev);
                 else {
                   subscriber.next(start!);
                   for (const c of jsonToChunks(ep, body as never)) subscriber.next({ type: 'chunk', data: JSON.stringify(c) });
