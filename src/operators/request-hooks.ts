@@ -21,7 +21,7 @@ export interface HookStageDeps {
 }
 
 export function accountOf(ctx: HookedRequest): HookAccount {
-  return (ctx.hooks ??= { before: [], after: [], failed: false, summary: undefined });
+  return (ctx.hooks ??= { before: [], after: [], failed: false });
 }
 
 /** Metrics of one hook's run: each check's verdict and time, a denial, the feedback. */
@@ -116,18 +116,24 @@ function stageOf(hooks: readonly HookSpec[], deps: HookStageDeps): RequestStage 
   return { sync, background: hooks.filter((h) => h.async), allSync: sync.every(runsSync), deps };
 }
 
-/** What a request stage does with one context before its sync hooks: false when it passes untouched. */
-function start(stage: RequestStage, ctx: HookedRequest): CheckInput | undefined {
-  const req = ctx.request;
+/**
+ * What a request stage does with one context (`req`, its request as the stage found it) before its
+ * sync hooks: their input, or undefined when the request passes untouched.
+ */
+function start(stage: RequestStage, ctx: HookedRequest, req: HookedRequest['request']): CheckInput | undefined {
   if (req.endpoint === 'models' || !req.body) return undefined;
   const input = requestInput({ endpoint: req.endpoint as CheckEndpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId });
   if (stage.background.length > 0) runInBackground(stage, input, ctx.traceId);
   return stage.sync.length === 0 ? undefined : input;
 }
 
-/** The body the sync hooks left becomes the request's. */
-function settle(ctx: HookedRequest, body: Record<string, unknown>): void {
-  if (body !== ctx.request.body) ctx.request = { ...ctx.request, body };
+/**
+ * The body the sync hooks left becomes the request's, when they changed the one they were given
+ * (`req`: compared with that, not with the context's request now, which another stage sharing the
+ * context, a race's contender, may have changed meanwhile).
+ */
+function settle(ctx: HookedRequest, req: HookedRequest['request'], body: Record<string, unknown>): void {
+  if (body !== req.body) ctx.request = { ...req, body };
 }
 
 /**
@@ -139,8 +145,9 @@ export function requestHooksNow<C extends HookedRequest>(hooks: readonly HookSpe
   const stage = stageOf(hooks, deps);
   if (!stage.allSync) return undefined;
   return (ctx) => {
-    const input = start(stage, ctx);
-    if (input) settle(ctx, runNow(stage, input, accountOf(ctx)));
+    const req = ctx.request;
+    const input = start(stage, ctx, req);
+    if (input) settle(ctx, req, runNow(stage, input, accountOf(ctx)));
   };
 }
 
@@ -162,12 +169,13 @@ export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[]
       let ended = false;
       return ctx$.subscribe({
         next(ctx) {
-          const input = start(stage, ctx);
+          const req = ctx.request;
+          const input = start(stage, ctx, req);
           if (!input) return subscriber.next(ctx);
           const account = accountOf(ctx);
           if (stage.allSync) {
             try {
-              settle(ctx, runNow(stage, input, account));
+              settle(ctx, req, runNow(stage, input, account));
             } catch (e) {
               return subscriber.error(e);
             }
@@ -176,7 +184,7 @@ export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[]
           pending++;
           runLater(stage, input, account).then(
             (body) => {
-              settle(ctx, body);
+              settle(ctx, req, body);
               subscriber.next(ctx);
               if (--pending === 0 && ended) subscriber.complete();
             },

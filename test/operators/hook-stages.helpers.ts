@@ -61,10 +61,13 @@ export const run1 = <T>(value: T, op: MonoTypeOperatorFunction<T>): Promise<T> =
 export const runAll = <T>(source: Observable<T>, op: MonoTypeOperatorFunction<T>): Promise<T[]> => lastValueFrom(source.pipe(op, toArray()));
 
 /** A webhook receiver on 127.0.0.1:0 answering `verdict`, after `hold` resolves when one is given. */
-export async function webhookServer(verdict: boolean, hold?: Promise<void>): Promise<{ url: string; hits: () => number; server: Server }> {
+export async function webhookServer(verdict: boolean, hold?: Promise<void>): Promise<{ url: string; hits: () => number; waitForHit: () => Promise<void>; server: Server }> {
   let n = 0;
+  let hit!: () => void;
+  const firstHit = new Promise<void>((r) => (hit = r));
   const server = createServer((req, res) => {
     n++;
+    hit();
     req.resume();
     req.on('end', () => {
       void (hold ?? Promise.resolve()).then(() => {
@@ -74,7 +77,7 @@ export async function webhookServer(verdict: boolean, hold?: Promise<void>): Pro
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, hits: () => n, server };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, hits: () => n, waitForHit: () => firstHit, server };
 }
 
 /** `stageDeps` for one test file: each test's deps (and any server it registers) are closed after it. */

@@ -75,6 +75,22 @@ describe('requestHooks', () => {
     expect(hook.hits()).toBe(1);
   });
 
+  it("keeps another stage's change made while its checks waited (a race's contenders share the context)", async () => {
+    const { deps: d } = deps();
+    let release!: () => void;
+    const hook = await webhookServer(true, new Promise<void>((r) => (release = r)));
+    onClose(() => new Promise((r) => hook.server.close(() => r())));
+    const ctx = chatCtx('hello');
+    const done = run1(ctx, requestHooks(compile('input_guardrails', [{ 'default.webhook': { webhookURL: hook.url }, deny: true }]), d));
+    await hook.waitForHit();
+    const changed = { ...ctx.request, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'SAFE: hello' }] } };
+    ctx.request = changed; // what another contender's mutator did meanwhile
+    release();
+    const out = await done;
+    expect(out.hooks?.before.map((h) => h.verdict)).toEqual([true]);
+    expect(out.request).toBe(changed);
+  });
+
   it('an async hook runs beside the request: the request goes on before its webhook answers, and its result is reported later', async () => {
     const { deps: d, asyncResults, nextAsync } = deps();
     let release!: () => void;
@@ -110,11 +126,25 @@ describe('requestHooksNow (the plan runs all-computing stages without an Observa
     ]);
     expect((ok.request.body as { messages: { content: string }[] }).messages[0]!.content).toBe('SAFE: hello');
     const bad = chatCtx('ssn 123-45-6789');
-    expect(() => now(bad)).toThrow(GatewayError);
+    let thrown: unknown;
+    try {
+      now(bad);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(GatewayError);
+    expect([(thrown as GatewayError).status, (thrown as GatewayError).code]).toEqual([446, 'hooks_failed']);
     expect(bad.hooks?.before.at(-1)?.deny).toBe(true);
+  });
+
+  it('passes the models endpoint and a request without a body untouched', () => {
+    const { deps: d } = deps();
+    const now = requestHooksNow(compile('input_guardrails', [{ 'default.notNull': {}, deny: true }]), d)!;
     const models = chatCtx('x', 'models');
-    models.request.body = undefined;
     now(models);
-    expect(models.hooks).toBeUndefined();
+    const bodiless = chatCtx('x');
+    bodiless.request.body = undefined;
+    now(bodiless);
+    expect([models.hooks, bodiless.hooks]).toEqual([undefined, undefined]);
   });
 });
