@@ -28,4 +28,19 @@ describe('IdVariants', () => {
     t.get('a', 0); // made again
     expect(calls).toBe(5);
   });
+
+  it('never keeps an id longer than maxIdLength: its value is made each time', () => {
+    let calls = 0;
+    const t = new IdVariants((id) => {
+      calls++;
+      return id.length;
+    }, 10, 8);
+    const long = 'x'.repeat(9);
+    expect([t.get(long, 0), t.get(long, 0)]).toEqual([9, 9]);
+    expect(calls).toBe(2);
+    expect(t.size).toBe(0);
+    t.get('x'.repeat(8), 0);
+    t.get('x'.repeat(8), 0);
+    expect([calls, t.size]).toEqual([3, 1]);
+  });
 });
