@@ -146,8 +146,6 @@ export interface HookAccount {
   before: HookResult[];
   after: HookResult[];
   failed: boolean;
-  /** The log line's and record's summary of these results, made once when the request ends (http/request-log.ts). */
-  summary?: Record<string, unknown>[];
 }
 
 /** The `hook_results` member of an answer. */

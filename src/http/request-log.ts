@@ -79,16 +79,6 @@ function hooksJson(before: readonly HookLogEntry[], after: readonly HookLogEntry
 
 const entryJson = (list: HookListName, h: HookLogEntry): string => (h.feedback ? JSON.stringify(summaryEntry(list, h)) : ENTRY_JSON.get(h.id, variantOf(list, h)));
 
-/**
- * A request's hooks summary, made once and kept on its hooks account: its log line and its record
- * (GET /v1/logs) are built from the same exchange when the response closes, so the second reads the
- * first's. (A field, not a WeakMap keyed by the account: a weak entry per request costs the
- * collector more than the summary does.)
- */
-export function requestHooks(h: { readonly before: readonly HookLogEntry[]; readonly after: readonly HookLogEntry[]; summary?: Readonly<Record<string, unknown>>[] }): Readonly<Record<string, unknown>>[] {
-  return (h.summary ??= hooksSummary(h.before, h.after));
-}
-
 /** Writes one request's log line (nothing when the logger's level is above `info`). */
 export type RequestLogWriter = (ex: RequestLogSource, latencyMs: number) => void;
 

@@ -1,5 +1,5 @@
 import type { RequestLogRecord } from '../state/request-log-store.js';
-import { requestHooks, type RequestLogSource } from './request-log.js';
+import { hooksSummary, type RequestLogSource } from './request-log.js';
 
 /** What a request's record is read from: the log line's source (an `Exchange`) plus the retries. */
 export interface RequestRecordSource extends RequestLogSource {
@@ -39,7 +39,7 @@ export function requestRecord(ex: RequestRecordSource, latencyMs: number, time: 
     r.attempts = ctx.attempts;
     if (ctx.usage) r.usage = ctx.usage;
     if (ctx.cost !== undefined) r.cost = ctx.cost;
-    if (ctx.hooks && ctx.hooks.before.length + ctx.hooks.after.length > 0) r.hooks = requestHooks(ctx.hooks);
+    if (ctx.hooks && ctx.hooks.before.length + ctx.hooks.after.length > 0) r.hooks = hooksSummary(ctx.hooks.before, ctx.hooks.after);
   }
   if (meta) {
     r.provider = meta.provider;

@@ -39,7 +39,7 @@ export interface RequestLogRecord {
   /** The request's cost, when the gateway priced it. */
   cost?: number;
   /** Hook and guardrail verdicts: `[{id, list, verdict, deny?, feedback?}]`. */
-  hooks?: Record<string, unknown>[];
+  hooks?: Readonly<Record<string, unknown>>[];
   error?: { code: string; status: number; message: string };
   client_aborted?: true;
 }
