@@ -1,4 +1,4 @@
-import { of, Subject } from 'rxjs';
+import { of, Subject, type MonoTypeOperatorFunction } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { responseHooks } from '../../src/operators/response-hooks.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
@@ -9,6 +9,14 @@ const { deps } = stageDepsPerTest();
 
 const NO_SECRETS = { 'default.contains': { words: ['confidential'], operator: 'none' }, 'default.characterCount': { minCharacters: 1, maxCharacters: 200 } };
 const meta = { provider: 'openai', target: 'config', retries: 0 };
+
+/** A Subject piped through `op`: what came out, and how it ended (undefined when it completed, else the error). */
+function driven(op: MonoTypeOperatorFunction<GatewayEvent>): { src: Subject<GatewayEvent>; seen: GatewayEvent[]; ended: Promise<unknown> } {
+  const src = new Subject<GatewayEvent>();
+  const seen: GatewayEvent[] = [];
+  const ended = new Promise<unknown>((resolve) => src.pipe(op).subscribe({ next: (e) => seen.push(e), complete: () => resolve(undefined), error: resolve }));
+  return { src, seen, ended };
+}
 
 /** A chat stream of `parts` as the pipeline carries it. */
 function stream(parts: string[]): GatewayEvent[] {
@@ -76,38 +84,28 @@ describe('responseHooks', () => {
   describe('streams', () => {
     it('with a deny: nothing is emitted until the assembled answer passed, then the stream is replayed as it came', async () => {
       const { deps: d } = deps();
-      const src = new Subject<GatewayEvent>();
-      const seen: GatewayEvent[] = [];
-      const done = new Promise<void>((resolve) =>
-        src.pipe(responseHooks(compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), 'config', d)(chatCtx('hi'))).subscribe({ next: (e) => seen.push(e), complete: resolve }),
-      );
+      const { src, seen, ended } = driven(responseHooks(compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), 'config', d)(chatCtx('hi')));
       const events = stream(['Hello', ' there']);
       for (const e of events) src.next(e);
       expect(seen).toEqual([]);
       src.complete();
-      await done;
+      expect(await ended).toBeUndefined();
       expect(seen).toEqual(events);
     });
 
     it('with a deny: a bad answer is a 446 before any byte', async () => {
       const { deps: d } = deps();
-      const src = new Subject<GatewayEvent>();
-      const seen: GatewayEvent[] = [];
-      const failed = new Promise<unknown>((resolve) =>
-        src.pipe(responseHooks(compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), 'config', d)(chatCtx('hi'))).subscribe({ next: (e) => seen.push(e), error: resolve }),
-      );
+      const { src, seen, ended } = driven(responseHooks(compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), 'config', d)(chatCtx('hi')));
       for (const e of stream(['This is ', 'confidential'])) src.next(e);
       src.complete();
-      expect(((await failed) as GatewayError).status).toBe(446);
+      expect(((await ended) as GatewayError).status).toBe(446);
       expect(seen).toEqual([]);
     });
 
     it('without a deny: chunks flow as they come and the checks run on the assembled answer at its end', async () => {
       const { deps: d } = deps();
       const ctx = chatCtx('hi');
-      const src = new Subject<GatewayEvent>();
-      const seen: GatewayEvent[] = [];
-      const done = new Promise<void>((resolve) => src.pipe(responseHooks(compile('output_guardrails', [NO_SECRETS]), 'config', d)(ctx)).subscribe({ next: (e) => seen.push(e), complete: resolve }));
+      const { src, seen, ended } = driven(responseHooks(compile('output_guardrails', [NO_SECRETS]), 'config', d)(ctx));
       const events = stream(['This is ', 'confidential']);
       src.next(events[0]!);
       src.next(events[1]!);
@@ -115,7 +113,7 @@ describe('responseHooks', () => {
       expect(ctx.hooks).toBeUndefined();
       src.next(events[2]!);
       src.complete();
-      await done;
+      expect(await ended).toBeUndefined();
       expect(seen).toEqual(events);
       expect(ctx.hooks!.after[0]!.verdict).toBe(false);
       expect(ctx.hooks!.failed).toBe(true);
