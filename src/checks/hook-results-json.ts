@@ -13,26 +13,12 @@ import type { HookAccount, HookResult } from './hooks.js';
 import type { CheckResult } from './settle.js';
 import { DATA_JSON } from './types.js';
 import { IdVariants } from '../util/id-variants.js';
-
-/** A number as JSON writes it (a non-finite one is null). */
-const num = (n: number): string => (Number.isFinite(n) ? String(n) : 'null');
-
-/** A string as JSON writes it; ids and short texts of plain ASCII skip the generic serialiser. */
-function str(s: string): string {
-  if (s.length > 64) return JSON.stringify(s);
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return JSON.stringify(s);
-  }
-  return `"${s}"`;
-}
+import { jsonNumber as num, jsonString as str } from '../util/json-write.js';
 
 /** `{"id":…,"verdict":…,` of a check; variant 1 is a pass. */
 const CHECK_HEADS = new IdVariants<string>((id, v) => `{"id":${str(id)},"verdict":${v === 1},`);
 /** `{"id":…,"verdict":…,"deny":…,"async":…,"checks":[` of a hook; variant bits: 4 verdict, 2 deny, 1 async. */
 const HOOK_HEADS = new IdVariants<string>((id, v) => `{"id":${str(id)},"verdict":${(v & 4) !== 0},"deny":${(v & 2) !== 0},"async":${(v & 1) !== 0},"checks":[`);
-/** `,"target":…` of an output hook's result. */
-const TARGETS = new IdVariants<string>((target) => `,"target":${str(target)}`);
 
 function pushCheck(c: CheckResult, out: string[]): void {
   out.push(CHECK_HEADS.get(c.id, c.verdict ? 1 : 0));
@@ -51,7 +37,7 @@ function pushHook(h: HookResult, out: string[]): void {
   }
   out.push('],"execution_time":', num(h.execution_time), h.transformed ? ',"transformed":true' : ',"transformed":false');
   if (h.feedback !== undefined) out.push(',"feedback":', JSON.stringify(h.feedback));
-  if (h.target !== undefined) out.push(TARGETS.get(h.target, 0));
+  if (h.target !== undefined) out.push(',"target":', str(h.target));
   out.push('}');
 }
 

@@ -1,6 +1,7 @@
 import { pino, type Logger } from 'pino';
 import type { Usage } from '../config/wire.js';
 import { IdVariants } from '../util/id-variants.js';
+import { jsonNumber as num, jsonString as str } from '../util/json-write.js';
 
 /**
  * What a request line is read from: the exchange itself (`Exchange` fits this shape), so nothing is
@@ -132,13 +133,6 @@ function requestLine(ex: RequestLogSource, latencyMs: number): string {
  * what the client got. `client_aborted` is written too; the metrics count it as outcome `cancelled`.
  */
 const CLIENT_CLOSED = '499';
-
-/** A character JSON.stringify escapes (any surrogate: it escapes the lone ones). */
-const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/;
-/** JSON.stringify's output, without its cost for the common string that needs no escaping. */
-const str = (v: string): string => (NEEDS_ESCAPE.test(v) ? JSON.stringify(v) : `"${v}"`);
-/** As pino writes a number: NaN and ±Infinity become null. */
-const num = (v: number): string => (Number.isFinite(v) ? String(v) : 'null');
 
 /** A line with every field, for the start-up check that pino would write the same bytes. */
 const PROBE: RequestLogSource = {
