@@ -43,6 +43,9 @@ class Lru<V> {
     this.map.set(k, { key: k, value: v });
     if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
   }
+  delete(k: string): void {
+    this.map.delete(k);
+  }
   get size(): number {
     return this.map.size;
   }
@@ -148,15 +151,20 @@ export class ConfigResolver {
     const key = planKey(values);
     // A plan built for one caller (it read a workspace's virtual key or stored guardrail) is kept
     // under the key plus that caller, so workspaces sending the same config each keep theirs.
-    let hit = this.cache.get(key);
-    if (hit === undefined) hit = this.cache.get(`${key}\u0000${callerOf(caller)}`);
-    else if (hit.builtFor !== undefined && hit.builtFor !== callerOf(caller)) hit = this.cache.get(`${key}\u0000${callerOf(caller)}`);
+    // The bare key holds unscoped plans only; one that cannot serve (stale: a saved config now names
+    // a workspace's key) sends the lookup to the caller's key, and is dropped once that is compiled.
+    const bare = this.cache.get(key);
+    const hit = bare !== undefined && this.servable(bare, caller) ? bare : this.cache.get(`${key}\u0000${callerOf(caller)}`);
     if (hit !== undefined && this.servable(hit, caller)) {
       this.last = { values, entry: hit };
       return hit.plan;
     }
     const entry = this.compile(headers, caller);
-    this.cache.set(entry.builtFor === undefined ? key : `${key}\u0000${entry.builtFor}`, entry);
+    if (entry.builtFor === undefined) this.cache.set(key, entry);
+    else {
+      if (bare !== undefined && !this.current(bare)) this.cache.delete(key);
+      this.cache.set(`${key}\u0000${entry.builtFor}`, entry);
+    }
     this.last = { values, entry };
     return entry.plan;
   }

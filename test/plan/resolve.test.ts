@@ -384,6 +384,24 @@ describe('ConfigResolver', () => {
       expect(r.cachedPlans).toBe(2);
     });
 
+    it('a saved config edited to name a workspace\'s key: the stale plan is dropped and each workspace\'s plan stays cached', async () => {
+      const keys = new MemoryVirtualKeyStore({});
+      void keys.create({ id: 'vk-org', key: { provider: 'openai', api_key: 'sk-fake-vk-org' }, organisation_id: 'org-1', made: { created_at: '', last_updated_at: '', version_id: 'v' } });
+      const configs = new MemoryVersionedStore<Config>([['cfg', { provider: 'openai', api_key: 'sk-fake-plain' } as Config]]);
+      const r = new ConfigResolver({ ...deps, virtualKeys: keys, virtualKeyScope: (id) => keys.record(id) }, configs);
+      const h = { 'x-gateway-config': 'cfg' };
+      expect(target(r.resolve(h, A)).target.api_key).toBe('sk-fake-plain');
+      await configs.put('cfg', { virtual_key: 'vk-org' } as Config);
+      const a = r.resolve(h, A);
+      const b = r.resolve(h, B);
+      expect(target(a).target.api_key).toBe('sk-fake-vk-org');
+      for (let i = 0; i < 3; i++) {
+        expect(r.resolve(h, A)).toBe(a);
+        expect(r.resolve(h, B)).toBe(b);
+      }
+      expect(r.cachedPlans).toBe(2);
+    });
+
     it('`@id` naming another workspace\'s key is taken as a provider name, as if the key did not exist', () => {
       const r = scoped();
       const h = { 'x-gateway-provider': '@openai' };
