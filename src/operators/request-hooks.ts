@@ -95,17 +95,18 @@ async function runLater(stage: RequestStage, input: CheckInput, account: HookAcc
   return body;
 }
 
-/** Async hooks: beside the request, never changing it; their results are measured and logged. */
-function runInBackground(stage: RequestStage, input: CheckInput, traceId: string): void {
-  const { background, deps } = stage;
+/**
+ * Async hooks (request or answer phase): run beside it, never changing it. An async hook never
+ * denies, so its results are reported with `deny: false` (and the answer's `target`), measured as
+ * reported, and logged.
+ */
+export function runInBackground(background: readonly HookSpec[], input: CheckInput, deps: HookStageDeps, traceId: string, phase: 'request' | 'response', target?: string): void {
+  if (background.length === 0) return;
   void Promise.all(background.map((h) => runHook(h, input, deps.checks))).then(
     (runs) => {
-      runs.forEach((r, i) => measureHook(r.result, background[i]!.list, deps.telemetry));
-      deps.onAsync(
-        traceId,
-        runs.map((r) => ({ ...r.result, deny: false })),
-        'request',
-      );
+      const results = runs.map((r): HookResult => (target === undefined ? { ...r.result, deny: false } : { ...r.result, deny: false, target }));
+      results.forEach((r, i) => measureHook(r, background[i]!.list, deps.telemetry));
+      deps.onAsync(traceId, results, phase);
     },
     () => undefined,
   );
@@ -123,7 +124,7 @@ function stageOf(hooks: readonly HookSpec[], deps: HookStageDeps): RequestStage 
 function start(stage: RequestStage, ctx: HookedRequest, req: HookedRequest['request']): CheckInput | undefined {
   if (req.endpoint === 'models' || !req.body) return undefined;
   const input = requestInput({ endpoint: req.endpoint as CheckEndpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId });
-  if (stage.background.length > 0) runInBackground(stage, input, ctx.traceId);
+  runInBackground(stage.background, input, stage.deps, ctx.traceId, 'request');
   return stage.sync.length === 0 ? undefined : input;
 }
 

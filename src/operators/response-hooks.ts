@@ -4,7 +4,7 @@ import { runHook, runHookSync, runsSync, type HookRun, type HookSpec } from '../
 import { responseInput, withBodies } from '../checks/text.js';
 import type { CheckEndpoint, CheckInput } from '../checks/types.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
-import { accountOf, deniedError, measureHook, type HookedRequest, type HookStageDeps } from './request-hooks.js';
+import { accountOf, deniedError, measureHook, runInBackground, type HookedRequest, type HookStageDeps } from './request-hooks.js';
 
 /** One target's answer hooks as the answer path uses them, sorted once per plan. */
 interface AnswerStage {
@@ -62,20 +62,7 @@ async function check(stage: AnswerStage, ctx: HookedRequest, body: unknown, stat
 
 /** Async hooks on the final answer, after it was sent: measured and logged, never changing it. */
 function inBackground(stage: AnswerStage, ctx: HookedRequest, body: unknown, status: number): void {
-  const { background, deps, target } = stage;
-  if (background.length === 0) return;
-  const input = answerInput(ctx, body, status);
-  void Promise.all(background.map((h) => runHook(h, input, deps.checks))).then(
-    (runs) => {
-      runs.forEach((r, i) => measureHook({ ...r.result, deny: false }, background[i]!.list, deps.telemetry));
-      deps.onAsync(
-        ctx.traceId,
-        runs.map((r) => ({ ...r.result, deny: false, target })),
-        'response',
-      );
-    },
-    () => undefined,
-  );
+  if (stage.background.length > 0) runInBackground(stage.background, answerInput(ctx, body, status), stage.deps, ctx.traceId, 'response', stage.target);
 }
 
 /** A JSON answer checked: the event to send (the mutated body, when a mutator changed it). */

@@ -92,7 +92,7 @@ describe('requestHooks', () => {
   });
 
   it('an async hook runs beside the request: the request goes on before its webhook answers, and its result is reported later', async () => {
-    const { deps: d, asyncResults, nextAsync } = deps();
+    const { deps: d, asyncResults, nextAsync, calls } = deps();
     let release!: () => void;
     const hook = await webhookServer(false, new Promise<void>((r) => (release = r)));
     onClose(() => new Promise((r) => hook.server.close(() => r())));
@@ -106,6 +106,9 @@ describe('requestHooks', () => {
     await reported;
     expect(asyncResults[0]).toMatchObject({ traceId: 'trace-1', phase: 'request' });
     expect(asyncResults[0]!.results.map((r) => [r.id, r.verdict, r.deny])).toEqual([['audit', false, false]]);
+    // measured as reported: failed, but no denial counted (an async hook never denies)
+    expect(calls.filter((c) => c[0] === 'check').map((c) => c[2])).toEqual(['fail']);
+    expect(calls.some((c) => c[0] === 'hookDenied')).toBe(false);
   });
 });
 
