@@ -81,7 +81,10 @@ export function measure(
           if (meta && !spent) {
             spent = usage ? { meta, usage } : { meta };
             (ctx.spent ??= []).push(spent);
-          } else if (spent && usage) spent.usage = usage;
+          } else if (spent && usage) {
+            spent.usage = usage;
+            spent.cost = undefined; // priced again from the new usage
+          }
           try {
             if (first) {
               first = false;

@@ -291,7 +291,7 @@ export class UsageLimits implements Ledger<LimitedRequest> {
     let total = 0;
     for (const s of spent) {
       if (!s.usage) continue;
-      const c = this.spentCost(req, s, s.usage);
+      const c = this.spentCost(req, s);
       if (c === null) return undefined;
       total += c;
     }
@@ -299,10 +299,10 @@ export class UsageLimits implements Ledger<LimitedRequest> {
   }
 
   /** One attempt's cost, priced once (the answer's cost and the end's metrics both read it). */
-  private spentCost(req: LimitedRequest, s: Spent, usage: Usage): number | null {
+  private spentCost(req: LimitedRequest, s: Spent): number | null {
     if (s.cost === undefined) {
       const price = this.priceOf(req, s.meta);
-      s.cost = price === undefined ? null : costOf(usage, price);
+      s.cost = price === undefined ? null : costOf(s.usage!, price);
     }
     return s.cost;
   }
@@ -316,7 +316,7 @@ export class UsageLimits implements Ledger<LimitedRequest> {
       const workspace = req.key?.workspace_id ?? '';
       for (const s of spent) {
         if (!s.usage) continue;
-        this.deps.telemetry.usage(workspace, s.meta.provider, s.usage, this.spentCost(req, s, s.usage) ?? undefined);
+        this.deps.telemetry.usage(workspace, s.meta.provider, s.usage, this.spentCost(req, s) ?? undefined);
       }
     }
     this.settleHold(req);
