@@ -1,17 +1,15 @@
 import { z } from 'zod';
-import { countCharacters } from './counting.js';
+import { countOutcome, countCharacters } from './counting.js';
 import { maxAtLeastMin, nonNegInt } from './params.js';
 import { phaseText } from './text.js';
-import { DATA_JSON, type CheckDef } from './types.js';
-import { memoByObject } from '../util/memo.js';
+import type { CheckDef } from './types.js';
 
 const Params = z
   .strictObject({ minCharacters: nonNegInt.default(0), maxCharacters: nonNegInt.default(9999999) })
   .refine(...maxAtLeastMin<{ minCharacters: number; maxCharacters: number }>('minCharacters', 'maxCharacters'));
 type Params = z.infer<typeof Params>;
 
-/** The parameters' part of `data`'s JSON text, made once per config. */
-const bounds = memoByObject((p: Params) => `,"minCharacters":${p.minCharacters},"maxCharacters":${p.maxCharacters}}`);
+const outcome = countOutcome('minCharacters', 'maxCharacters');
 
 /**
  * Passes when the number of characters is within [minCharacters, maxCharacters] (both included), counted in the
@@ -22,7 +20,6 @@ export const characterCount: CheckDef<Params> = {
   params: Params,
   supportsNot: true,
   run(input, p) {
-    const count = countCharacters(phaseText(input, 'text'));
-    return { verdict: count >= p.minCharacters && count <= p.maxCharacters, data: { count, minCharacters: p.minCharacters, maxCharacters: p.maxCharacters }, [DATA_JSON]: `{"count":${count}${bounds(p)}` };
+    return outcome(countCharacters(phaseText(input, 'text')), p);
   },
 };

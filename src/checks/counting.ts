@@ -1,4 +1,20 @@
-/** Counters for the count checks: one pass over the string, no arrays built. */
+/** Counters for the count checks: one pass over the string, no arrays built; and their outcome. */
+import { DATA_JSON, type CheckOutcome } from './types.js';
+import { memoByObject } from '../util/memo.js';
+
+/**
+ * The outcome of a count check whose parameters are `minKey` and `maxKey`: a pass when the count is
+ * within them (both included); `data` is `{count, <minKey>, <maxKey>}`, with its JSON text (DATA_JSON)
+ * made from the parameters' part prepared once per config.
+ */
+export function countOutcome<K extends string, L extends string>(minKey: K, maxKey: L): (count: number, p: Record<K | L, number>) => CheckOutcome {
+  const tail = memoByObject((p: Record<K | L, number>) => `,"${minKey}":${p[minKey]},"${maxKey}":${p[maxKey]}}`);
+  return (count, p) => {
+    const min = p[minKey];
+    const max = p[maxKey];
+    return { verdict: count >= min && count <= max, data: { count, [minKey]: min, [maxKey]: max }, [DATA_JSON]: `{"count":${count}${tail(p)}` };
+  };
+}
 
 const isSpace = (c: number): boolean => c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029;
 

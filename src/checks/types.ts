@@ -69,7 +69,7 @@ export interface CheckInput {
 
 /**
  * A check's `data` as JSON text, written by the check itself: built-ins whose data is a few values
- * around their fixed parameters make it from parts prepared once per config (`countData`), so
+ * around their fixed parameters make it from parts prepared once per config (`countOutcome`), so
  * `hook_results` skip the generic serialiser for them. It must be exactly `JSON.stringify(data)`. A
  * symbol key: JSON.stringify and every answer leave it out.
  */
