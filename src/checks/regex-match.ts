@@ -8,7 +8,7 @@ import { DATA_JSON, type CheckDef } from './types.js';
 const Params = z.strictObject({ rule: regexRule });
 type Params = z.infer<typeof Params>;
 
-const compiled = memoByObject((p: Params) => compileBoundedRegex(p.rule, 'rule'));
+const compiled = memoByObject((p: Params) => compileBoundedRegex(p.rule, 'rule', 'g'));
 
 /**
  * Passes when the text matches `rule` (every text sent, or the answer). Use `not: true` to deny what

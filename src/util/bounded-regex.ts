@@ -1,5 +1,3 @@
-import { memoByObject } from './memo.js';
-
 /**
  * Regular expressions that come from configs (conditional `$regex`, the `regexMatch` and
  * `regexReplace` checks) are bounded the same way: the pattern has at most MAX_REGEX_PATTERN
@@ -31,13 +29,6 @@ export function testBoundedPrefix(re: RegExp, s: string): boolean {
 }
 
 /**
- * The `g` copy of a config's regex, made once per regex (they live with their compiled plan). Its
- * `lastIndex` is reset before each window, so sharing it between requests is safe: a search runs to
- * its end without yielding.
- */
-const globalCopy = memoByObject((re: RegExp) => new RegExp(re.source, re.flags.includes('g') ? re.flags : re.flags + 'g'));
-
-/**
  * Every match of `re` over the whole of `s`, each test bounded: `s` is read in windows of at most
  * MAX_REGEX_INPUT characters whose starts are MAX_REGEX_INPUT / 2 apart, so a match of up to
  * MAX_REGEX_INPUT / 2 - 2 characters is found wherever it sits, and no test sees more than
@@ -46,10 +37,12 @@ const globalCopy = memoByObject((re: RegExp) => new RegExp(re.source, re.flags.i
  * the text ends one character late; matches touching those extra characters are dropped, so `^`,
  * `$` and `\b` do not match at a window's cut (the neighbouring window sees that spot inside).
  * Returns [start, end) ranges in `s`, sorted, overlapping ranges merged; at most `limit` of them
- * (then in the order found). `re` needs no flags; a copy with `g` is used. Empty matches are ignored.
+ * (then in the order found). `re` must have the `g` flag (compile it with `compileBoundedRegex(p, name, 'g')`, once per config):
+ * its `lastIndex` is reset before each window, so sharing it between requests is safe, as a search
+ * runs to its end without yielding. Empty matches are ignored.
  */
-export function findBounded(re: RegExp, s: string, limit = Infinity): Array<[number, number]> {
-  const g = globalCopy(re);
+export function findBounded(g: RegExp, s: string, limit = Infinity): Array<[number, number]> {
+  if (!g.global) throw new Error('findBounded needs a regex with the g flag');
   const found: Array<[number, number]> = [];
   const step = MAX_REGEX_INPUT / 2;
   for (let k = 0; ; k++) {
