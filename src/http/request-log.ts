@@ -39,23 +39,21 @@ export interface HookLogEntry {
 
 type HookListName = 'before_request_hooks' | 'after_request_hooks';
 
-/** A summary entry without feedback depends only on the hook's id, list, verdict and deny: made once, shared (frozen). Variant bits: 4 after, 2 verdict, 1 deny. */
-const ENTRIES = new IdVariants<Readonly<Record<string, unknown>>>((id, v) => {
+/**
+ * A summary entry without feedback depends only on the hook's id, list, verdict and deny: made once
+ * with its JSON text (for the log line), shared (frozen). Variant bits: 4 after, 2 verdict, 1 deny.
+ */
+const SHARED = new IdVariants<{ entry: Readonly<Record<string, unknown>>; json: string }>((id, v) => {
   const e: Record<string, unknown> = { id, list: v & 4 ? 'after_request_hooks' : 'before_request_hooks', verdict: (v & 2) !== 0 };
   if (v & 1) e.deny = true;
-  return Object.freeze(e);
+  return { entry: Object.freeze(e), json: JSON.stringify(e) };
 });
-/** Each shared entry's JSON text, for the log line. */
-const ENTRY_JSON = new IdVariants<string>((id, v) => JSON.stringify(ENTRIES.get(id, v)));
 
-const variantOf = (list: HookListName, h: HookLogEntry): number => (list === 'after_request_hooks' ? 4 : 0) | (h.verdict ? 2 : 0) | (h.deny ? 1 : 0);
+const shared = (list: HookListName, h: HookLogEntry) => SHARED.get(h.id, (list === 'after_request_hooks' ? 4 : 0) | (h.verdict ? 2 : 0) | (h.deny ? 1 : 0));
 
 function summaryEntry(list: HookListName, h: HookLogEntry): Readonly<Record<string, unknown>> {
-  if (!h.feedback) return ENTRIES.get(h.id, variantOf(list, h));
-  const e: Record<string, unknown> = { id: h.id, list, verdict: h.verdict };
-  if (h.deny) e.deny = true;
-  e.feedback = h.feedback;
-  return e;
+  const { entry } = shared(list, h);
+  return h.feedback ? { ...entry, feedback: h.feedback } : entry;
 }
 
 /**
@@ -78,7 +76,7 @@ function hooksJson(before: readonly HookLogEntry[], after: readonly HookLogEntry
   return s + ']';
 }
 
-const entryJson = (list: HookListName, h: HookLogEntry): string => (h.feedback ? JSON.stringify(summaryEntry(list, h)) : ENTRY_JSON.get(h.id, variantOf(list, h)));
+const entryJson = (list: HookListName, h: HookLogEntry): string => (h.feedback ? JSON.stringify(summaryEntry(list, h)) : shared(list, h).json);
 
 /** Writes one request's log line (nothing when the logger's level is above `info`). */
 export type RequestLogWriter = (ex: RequestLogSource, latencyMs: number) => void;
