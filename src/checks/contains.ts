@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { byOperator, operator } from './params.js';
 import { phaseText } from './text.js';
-import { DATA_JSON, type CheckDef } from './types.js';
+import { DATA_JSON, type CheckDef, type CheckOutcome } from './types.js';
 import { memoByObject } from '../util/memo.js';
 
 const Params = z.strictObject({
@@ -10,8 +10,11 @@ const Params = z.strictObject({
 });
 type Params = z.infer<typeof Params>;
 
-const noneFound = memoByObject((p: Params) => JSON.stringify({ operator: p.operator, found: [], missing: p.words }));
-const allFound = memoByObject((p: Params) => JSON.stringify({ operator: p.operator, found: p.words, missing: [] }));
+/** `data`'s JSON text when nothing was found and when everything was: fixed per config. */
+const fixedData = memoByObject((p: Params) => ({
+  none: JSON.stringify({ operator: p.operator, found: [], missing: p.words }),
+  all: JSON.stringify({ operator: p.operator, found: p.words, missing: [] }),
+}));
 
 /**
  * Whether the text contains `any`, `all` or `none` of `words` (case-sensitive substrings) — every
@@ -27,8 +30,9 @@ export const contains: CheckDef<Params> = {
     const missing: string[] = [];
     for (const w of p.words) (text.includes(w) ? found : missing).push(w);
     const verdict = byOperator(p.operator, found.length, p.words.length);
-    // Nothing found, or everything: the JSON text of `data` is fixed per config.
-    const fixed = found.length === 0 ? noneFound(p) : missing.length === 0 ? allFound(p) : undefined;
-    return fixed === undefined ? { verdict, data: { operator: p.operator, found, missing } } : { verdict, data: { operator: p.operator, found, missing }, [DATA_JSON]: fixed };
+    const out: CheckOutcome = { verdict, data: { operator: p.operator, found, missing } };
+    if (found.length === 0) out[DATA_JSON] = fixedData(p).none;
+    else if (missing.length === 0) out[DATA_JSON] = fixedData(p).all;
+    return out;
   },
 };
