@@ -3,7 +3,7 @@
  * becomes a failed check with `error` (fail closed) unless the hook opts out with
  * `fail_on_error: false` (then the verdict is a pass, and `error` still says what happened).
  */
-import { runCheck, type ResolvedCheck } from './registry.js';
+import { applyNot, runCheck, type ResolvedCheck } from './registry.js';
 import { DATA_JSON, type CheckDeps, type CheckInput, type CheckOutcome } from './types.js';
 
 export const DEFAULT_CHECK_TIMEOUT_MS = 5_000;
@@ -56,32 +56,26 @@ export async function settleCheck(
   });
   try {
     const outcome = await Promise.race([runCheck(check, input, deps, ac.signal), timedOut]);
-    const result: CheckResult = {
-      id: check.id,
-      verdict: outcome.verdict,
-      data: outcome.data ?? null,
-      error: null,
-      execution_time: ms3(clock() - started),
-      transformed: outcome.transformed !== undefined,
-    };
-    return { result, outcome };
+    return { result: answered(check, outcome, clock() - started), outcome };
   } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
-    return {
-      result: { id: check.id, verdict: o.failOnError === false, data: null, error: message, execution_time: ms3(clock() - started), transformed: false },
-    };
+    return { result: failed(check, o.failOnError !== false, e, clock() - started) };
   } finally {
     clearTimeout(timer);
     o.signal?.removeEventListener('abort', onParentAbort);
   }
 }
 
-/** `not`: the outcome with its verdict inverted (written out: a spread copy costs more than the check). */
-function inverted(o: CheckOutcome): CheckOutcome {
-  const out: CheckOutcome = o.transformed === undefined ? { verdict: !o.verdict, data: o.data } : { verdict: !o.verdict, data: o.data, transformed: o.transformed };
-  const json = o[DATA_JSON];
-  if (json !== undefined) out[DATA_JSON] = json;
-  return out;
+/** The result of a check that answered (`not` applied), with its data's JSON text when it wrote one. */
+function answered(check: ResolvedCheck, outcome: CheckOutcome, ms: number): CheckResult {
+  const result: CheckResult = { id: check.id, verdict: outcome.verdict, data: outcome.data ?? null, error: null, execution_time: ms3(ms), transformed: outcome.transformed !== undefined };
+  const json = outcome[DATA_JSON];
+  if (json !== undefined) result[DATA_JSON] = json;
+  return result;
+}
+
+/** The result of a check that threw, rejected or timed out: failed unless the hook says `fail_on_error: false`. */
+function failed(check: ResolvedCheck, failOnError: boolean, e: unknown, ms: number): CheckResult {
+  return { id: check.id, verdict: !failOnError, data: null, error: e instanceof Error ? e.message : String(e), execution_time: ms3(ms), transformed: false };
 }
 
 /** A check that never waits on anything never aborts: no signal and no timer needed. */
@@ -107,16 +101,12 @@ export function settleCheckSync(
       raw.catch(() => undefined);
       throw new Error(`check ${check.id} answered asynchronously but does not declare io`);
     }
-    const outcome = check.not ? inverted(raw) : raw;
+    const outcome = applyNot(check, raw);
     const ended = clock();
-    const result: CheckResult = { id: check.id, verdict: outcome.verdict, data: outcome.data ?? null, error: null, execution_time: ms3(ended - started), transformed: outcome.transformed !== undefined };
-    const json = outcome[DATA_JSON];
-    if (json !== undefined) result[DATA_JSON] = json;
-    return { result, outcome, ended };
+    return { result: answered(check, outcome, ended - started), outcome, ended };
   } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
     const ended = clock();
-    return { result: { id: check.id, verdict: !failOnError, data: null, error: message, execution_time: ms3(ended - started), transformed: false }, ended };
+    return { result: failed(check, failOnError, e, ended - started), ended };
   }
 }
 
