@@ -198,7 +198,7 @@ export class PrometheusTelemetry implements Telemetry {
   /** Usage cells per workspace, then provider: [input, output, cost]. */
   private readonly usageCells = new Map<string, Map<string, [CounterCell, CounterCell, CounterCell]>>();
   /** Check cells per check id: one per verdict and the latency histogram. */
-  private readonly checkCells = new Map<string, { pass: CounterCell; fail: CounterCell; error: CounterCell; latency: HistogramCell }>();
+  private readonly checkCells = new Map<string, { pass?: CounterCell; fail?: CounterCell; error?: CounterCell; latency: HistogramCell }>();
   private readonly seenWorkspaces = new Set<string>();
   private readonly seenPolicies = new Set<string>();
 
@@ -221,10 +221,11 @@ export class PrometheusTelemetry implements Telemetry {
     // are bound once (no label key built per check run).
     let c = this.checkCells.get(checkId);
     if (!c) {
-      c = { pass: this.checks.cell(checkId, 'pass'), fail: this.checks.cell(checkId, 'fail'), error: this.checks.cell(checkId, 'error'), latency: this.checkLatency.cell(checkId) };
+      c = { latency: this.checkLatency.cell(checkId) };
       this.checkCells.set(checkId, c);
     }
-    c[verdict].inc();
+    // A verdict's series appears when it first happens, as every other counter's does.
+    (c[verdict] ??= this.checks.cell(checkId, verdict)).inc();
     c.latency.observe(seconds);
   }
 

@@ -238,3 +238,17 @@ describe('target label cap', () => {
     expect(samples.some((s) => s.name.startsWith('process_') || s.name.startsWith('nodejs_'))).toBe(false);
   });
 });
+
+describe('check verdicts', () => {
+  it('a verdict series appears when that verdict first happens, counted per check id', async () => {
+    const t = new PrometheusTelemetry(10, false);
+    t.check('default.wordCount', 'pass', 0.001);
+    t.check('default.wordCount', 'pass', 0.001);
+    t.check('default.contains', 'fail', 0.001);
+    const verdicts = find(parseMetrics(await t.registry.metrics()), 'sluice_check_verdicts_total');
+    expect(verdicts.map((s) => [s.labels.check, s.labels.verdict, s.value]).sort()).toEqual([
+      ['default.contains', 'fail', 1],
+      ['default.wordCount', 'pass', 2],
+    ]);
+  });
+});
