@@ -103,8 +103,8 @@ export function responseHooks(hooks: readonly HookSpec[], target: string, deps: 
     return (source) =>
       new Observable<GatewayEvent>((subscriber) => {
         let closed = false;
-        /** A JSON answer sent on without its checks (an error answer): the source's end is its end. */
-        let passed = false;
+        /** A JSON answer's checks are waiting on I/O: they complete the stage, not the source's end. */
+        let checking = false;
         // A stream's events and parsed chunks, made on its first event (a JSON answer needs neither).
         let held: GatewayEvent[] | undefined;
         let chunks: Record<string, unknown>[] | undefined;
@@ -117,7 +117,6 @@ export function responseHooks(hooks: readonly HookSpec[], target: string, deps: 
             if (ev.type === 'json') {
               if (ev.status < 200 || ev.status >= 300 || sync.length === 0) {
                 inBackground(stage, ctx, ev.body, ev.status);
-                passed = true;
                 subscriber.next(ev);
                 return;
               }
@@ -133,6 +132,7 @@ export function responseHooks(hooks: readonly HookSpec[], target: string, deps: 
                 subscriber.complete();
                 return;
               }
+              checking = true;
               check(stage, ctx, ev.body, ev.status, ev.meta).then((body) => {
                 if (closed) return;
                 inBackground(stage, ctx, body, ev.status);
@@ -155,9 +155,10 @@ export function responseHooks(hooks: readonly HookSpec[], target: string, deps: 
           },
           error: fail,
           complete() {
-            if (!start && !held?.length && !chunks?.length) {
-              // a checked JSON answer completes after its checks, above
-              if (passed || sync.length === 0 || closed) subscriber.complete();
+            if (chunks === undefined) {
+              // No stream: a JSON answer checked at once or passed on ends here; one whose checks
+              // wait on I/O completes when they are done (above).
+              if (!checking) subscriber.complete();
               return;
             }
             const ep = endpoint as CheckEndpoint;

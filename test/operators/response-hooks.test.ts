@@ -1,11 +1,11 @@
-import { of, Subject, type MonoTypeOperatorFunction } from 'rxjs';
+import { EMPTY, of, Subject, type MonoTypeOperatorFunction } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { responseHooks } from '../../src/operators/response-hooks.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import type { GatewayEvent } from '../../src/upstream/events.js';
-import { answer, chatCtx, compile, runAll, stageDepsPerTest } from './hook-stages.helpers.js';
+import { answer, chatCtx, compile, runAll, stageDepsPerTest, webhookServer } from './hook-stages.helpers.js';
 
-const { deps } = stageDepsPerTest();
+const { deps, onClose } = stageDepsPerTest();
 
 const NO_SECRETS = { 'default.contains': { words: ['confidential'], operator: 'none' }, 'default.characterCount': { minCharacters: 1, maxCharacters: 200 } };
 const meta = { provider: 'openai', target: 'config', retries: 0 };
@@ -53,6 +53,22 @@ describe('responseHooks', () => {
     expect(out).toEqual([ev]);
     expect(ctx.hooks!.failed).toBe(true);
     expect((out[0] as { meta: { hooksFailed?: boolean } }).meta.hooksFailed).toBe(true);
+  });
+
+  it('a JSON answer whose checks wait on I/O (webhook) is sent once they pass, and the stage completes after them', async () => {
+    const { deps: d } = deps();
+    const hook = await webhookServer(true);
+    onClose(() => new Promise((r) => hook.server.close(() => r())));
+    const ctx = chatCtx('hi');
+    const ev = answer('fine');
+    expect(await runAll(of<GatewayEvent>(ev), responseHooks(compile('output_guardrails', [{ 'default.webhook': { webhookURL: hook.url }, deny: true }]), 'config', d)(ctx))).toEqual([ev]);
+    expect(hook.hits()).toBe(1);
+    expect(ctx.hooks!.after.map((h) => h.verdict)).toEqual([true]);
+  });
+
+  it('a source that ends without an answer ends the stage', async () => {
+    const { deps: d } = deps();
+    expect(await runAll(EMPTY, responseHooks(compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), 'config', d)(chatCtx('hi')))).toEqual([]);
   });
 
   it('an error answer passes untouched: hooks check answers, not failures', async () => {
