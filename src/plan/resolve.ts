@@ -1,6 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { buildPlan, type GuardrailLookup, type KeyScope, type PlanDeps } from './build-plan.js';
 import type { PlanNode } from './types.js';
+import { memoByObject } from '../util/memo.js';
 import { bearerToken, CONFIG_HEADERS, configFromHeaders, headerValue, refuseHeaders, REQUEST_HEADERS, type Headers } from '../config/headers.js';
 import { parseConfig, satisfiesRequiredKeySet, type Config } from '../config/schema.js';
 import type { VirtualKey } from '../config/bootstrap.js';
@@ -111,8 +112,12 @@ export function usableBy(owner: KeyScope, caller: KeyScope | undefined): boolean
   return true;
 }
 
-/** What of a caller a scoped plan depends on. */
-const callerOf = (c: KeyScope | undefined): string => `${c?.workspace_id ?? ''}\u0000${c?.organisation_id ?? ''}`;
+/**
+ * What of a caller a scoped plan depends on, made once per caller object (a request's caller is its
+ * gateway key's record, the same object on every request with that key; a key's scope never changes).
+ */
+const callerKey = memoByObject((c: KeyScope): string => `${c.workspace_id ?? ''}\u0000${c.organisation_id ?? ''}`);
+const callerOf = (c: KeyScope | undefined): string => (c === undefined ? '\u0000' : callerKey(c));
 
 /**
  * Request headers → the plan to run. Sources, in order: `x-gateway-config` (inline JSON or a saved
