@@ -1,6 +1,4 @@
 /** Shared set-up of the hook stage operator tests (not a test file itself). */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach } from 'vitest';
 import { firstValueFrom, lastValueFrom, of, toArray, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
 import { createCheckDeps } from '../../src/checks/deps.js';
@@ -10,11 +8,13 @@ import { compileHooks } from '../../src/plan/hooks.js';
 import { HostGuard } from '../../src/security/host-guard.js';
 import type { GatewayEvent } from '../../src/upstream/events.js';
 import { recording } from '../helpers/telemetry.js';
+import { json, localServer } from '../checks/_helpers.js';
+import { gate } from '../routing/helpers.js';
 
 export const compile = (list: HookList, items: unknown[]) => compileHooks(list, items, 'config');
 
 /** One report of async hooks' results (HookStageDeps.onAsync). */
-export interface AsyncReport {
+interface AsyncReport {
   traceId: string;
   results: HookResult[];
   phase: string;
@@ -61,27 +61,17 @@ export const run1 = <T>(value: T, op: MonoTypeOperatorFunction<T>): Promise<T> =
 export const runAll = <T>(source: Observable<T>, op: MonoTypeOperatorFunction<T>): Promise<T[]> => lastValueFrom(source.pipe(op, toArray()));
 
 /** A webhook receiver on 127.0.0.1:0 answering `verdict`, after `hold` resolves when one is given. */
-export async function webhookServer(verdict: boolean, hold?: Promise<void>): Promise<{ url: string; hits: () => number; waitForHit: () => Promise<void>; server: Server }> {
-  let n = 0;
-  let hit!: () => void;
-  const firstHit = new Promise<void>((r) => (hit = r));
-  const server = createServer((req, res) => {
-    n++;
-    hit();
-    req.resume();
-    req.on('end', () => {
-      void (hold ?? Promise.resolve()).then(() => {
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ verdict }));
-      });
-    });
+async function webhookServer(verdict: boolean, hold?: Promise<void>): Promise<{ url: string; hits: () => number; waitForHit: () => Promise<void>; close: () => Promise<void> }> {
+  const hit = gate();
+  const server = await localServer((_req, res) => {
+    hit.open();
+    void (hold ?? Promise.resolve()).then(() => json(res, 200, { verdict }));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, hits: () => n, waitForHit: () => firstHit, server };
+  return { url: `${server.url}/hook`, hits: () => server.received.length, waitForHit: () => hit.promise, close: server.close };
 }
 
-/** `stageDeps` for one test file: each test's deps (and any server it registers) are closed after it. */
-export function stageDepsPerTest(): { deps: () => ReturnType<typeof stageDeps>; onClose: (f: () => Promise<void>) => void } {
+/** `stageDeps` for one test file: each test's deps and webhook receivers are closed after it. */
+export function stageDepsPerTest(): { deps: () => ReturnType<typeof stageDeps>; webhook: typeof webhookServer } {
   const closers: (() => Promise<void>)[] = [];
   afterEach(async () => {
     while (closers.length) await closers.pop()!();
@@ -92,6 +82,10 @@ export function stageDepsPerTest(): { deps: () => ReturnType<typeof stageDeps>; 
       closers.push(d.close);
       return d;
     },
-    onClose: (f) => closers.push(f),
+    webhook: async (verdict, hold) => {
+      const w = await webhookServer(verdict, hold);
+      closers.push(w.close);
+      return w;
+    },
   };
 }

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { requestHooks, requestHooksNow } from '../../src/operators/request-hooks.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import { chatCtx, compile, run1, stageDepsPerTest, webhookServer } from './hook-stages.helpers.js';
+import { gate } from '../routing/helpers.js';
+import { chatCtx, compile, run1, stageDepsPerTest } from './hook-stages.helpers.js';
 
-const { deps, onClose } = stageDepsPerTest();
+const { deps, webhook } = stageDepsPerTest();
 
 const SSN = { 'default.regexMatch': { rule: '\\d{3}-\\d{2}-\\d{4}', not: true }, 'default.wordCount': { minWords: 1, maxWords: 5 } };
 
@@ -68,8 +69,7 @@ describe('requestHooks', () => {
 
   it('a hook that waits on I/O (webhook) is awaited before the request goes on, and its verdict counts', async () => {
     const { deps: d } = deps();
-    const hook = await webhookServer(false);
-    onClose(() => new Promise((r) => hook.server.close(() => r())));
+    const hook = await webhook(false);
     const e = await run1(chatCtx('hello'), requestHooks(compile('input_guardrails', [{ 'default.webhook': { webhookURL: hook.url }, deny: true }]), d)).catch((x: unknown) => x);
     expect((e as GatewayError).status).toBe(446);
     expect(hook.hits()).toBe(1);
@@ -77,15 +77,14 @@ describe('requestHooks', () => {
 
   it("keeps another stage's change made while its checks waited (a race's contenders share the context)", async () => {
     const { deps: d } = deps();
-    let release!: () => void;
-    const hook = await webhookServer(true, new Promise<void>((r) => (release = r)));
-    onClose(() => new Promise((r) => hook.server.close(() => r())));
+    const held = gate();
+    const hook = await webhook(true, held.promise);
     const ctx = chatCtx('hello');
     const done = run1(ctx, requestHooks(compile('input_guardrails', [{ 'default.webhook': { webhookURL: hook.url }, deny: true }]), d));
     await hook.waitForHit();
     const changed = { ...ctx.request, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'SAFE: hello' }] } };
     ctx.request = changed; // what another contender's mutator did meanwhile
-    release();
+    held.open();
     const out = await done;
     expect(out.hooks?.before.map((h) => h.verdict)).toEqual([true]);
     expect(out.request).toBe(changed);
@@ -93,16 +92,15 @@ describe('requestHooks', () => {
 
   it('an async hook runs beside the request: the request goes on before its webhook answers, and its result is reported later', async () => {
     const { deps: d, asyncResults, nextAsync, calls } = deps();
-    let release!: () => void;
-    const hook = await webhookServer(false, new Promise<void>((r) => (release = r)));
-    onClose(() => new Promise((r) => hook.server.close(() => r())));
+    const held = gate();
+    const hook = await webhook(false, held.promise);
     const hooks = compile('before_request_hooks', [{ id: 'audit', type: 'guardrail', async: true, checks: [{ id: 'default.webhook', parameters: { webhookURL: hook.url } }], on_fail: { deny: true } }]);
     const ctx = await run1(chatCtx('hello'), requestHooks(hooks, d));
     // through, unmarked: the async hook's failure never changes the request
     expect(ctx.hooks).toBeUndefined();
     expect(asyncResults).toEqual([]);
     const reported = nextAsync();
-    release();
+    held.open();
     await reported;
     expect(asyncResults[0]).toMatchObject({ traceId: 'trace-1', phase: 'request' });
     expect(asyncResults[0]!.results.map((r) => [r.id, r.verdict, r.deny])).toEqual([['audit', false, false]]);

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { responseHooks } from '../../src/operators/response-hooks.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import type { GatewayEvent } from '../../src/upstream/events.js';
-import { answer, chatCtx, compile, runAll, stageDepsPerTest, webhookServer } from './hook-stages.helpers.js';
+import { answer, chatCtx, compile, runAll, stageDepsPerTest } from './hook-stages.helpers.js';
 
-const { deps, onClose } = stageDepsPerTest();
+const { deps, webhook } = stageDepsPerTest();
 
 const NO_SECRETS = { 'default.contains': { words: ['confidential'], operator: 'none' }, 'default.characterCount': { minCharacters: 1, maxCharacters: 200 } };
 const meta = { provider: 'openai', target: 'config', retries: 0 };
@@ -32,7 +32,7 @@ describe('responseHooks', () => {
     const ctx = chatCtx('hi');
     const ev = answer('All good.');
     const out = await runAll(of<GatewayEvent>(ev), responseHooks(compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), 'config.targets[0]', d)(ctx));
-    expect(out).toEqual([ev]);
+    expect(out).toHaveLength(1);
     expect(out[0]).toBe(ev);
     expect(ctx.hooks!.after.map((h) => [h.verdict, h.target, h.checks.length])).toEqual([[true, 'config.targets[0]', 2]]);
     expect(ctx.hooks!.failed).toBe(false);
@@ -57,8 +57,7 @@ describe('responseHooks', () => {
 
   it('a JSON answer whose checks wait on I/O (webhook) is sent once they pass, and the stage completes after them', async () => {
     const { deps: d } = deps();
-    const hook = await webhookServer(true);
-    onClose(() => new Promise((r) => hook.server.close(() => r())));
+    const hook = await webhook(true);
     const ctx = chatCtx('hi');
     const ev = answer('fine');
     expect(await runAll(of<GatewayEvent>(ev), responseHooks(compile('output_guardrails', [{ 'default.webhook': { webhookURL: hook.url }, deny: true }]), 'config', d)(ctx))).toEqual([ev]);

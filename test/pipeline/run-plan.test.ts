@@ -9,9 +9,7 @@ import { embedLocal } from '../../src/cache/local-embedder.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import type { CacheDeps, PipelineDeps } from '../../src/pipeline/context.js';
 import { PlanRunner } from '../../src/pipeline/run-plan.js';
-import { createCheckDeps } from '../../src/checks/deps.js';
-import { HostGuard } from '../../src/security/host-guard.js';
-import { recording } from '../helpers/telemetry.js';
+import { stageDepsPerTest } from '../operators/hook-stages.helpers.js';
 import type { StrategyNode } from '../../src/plan/types.js';
 import { MemoryCacheStore } from '../../src/state/memory/cache-store.js';
 import { MemoryVectorIndex } from '../../src/state/memory/vector-index.js';
@@ -184,7 +182,8 @@ describe('PlanRunner: strategies', () => {
 
 describe('PlanRunner: input guardrails', () => {
   const guard = (wordMax: number) => ({ input_guardrails: [{ 'default.wordCount': { minWords: 1, maxWords: wordMax }, deny: true }] });
-  const hookDeps = () => ({ checks: createCheckDeps(new HostGuard({ trusted: [] })), telemetry: recording().telemetry, onAsync: () => undefined });
+  const { deps: stageDeps } = stageDepsPerTest();
+  const hookDeps = () => stageDeps().deps;
 
   it('run when the Observable is subscribed, not when it is made (it stays cold), once per subscription', async () => {
     const { deps, clock } = h({ hooks: hookDeps() });
