@@ -422,6 +422,7 @@ export function microCases(): MicroCase[] {
       check: (r) => {
         const e = (r as GatewayEvent[])[0]!;
         expect(e.type === 'json' && e.status === 200 && (JSON.parse(e.raw!) as { hook_results?: unknown }).hook_results !== undefined, 'one 200 answer whose text carries hook_results');
+        expect(passed(guardedAccount, 'before') && passed(guardedAccount, 'after'), 'the account spliced in is of both guardrails run and passed');
       },
     },
     {

@@ -1,5 +1,5 @@
 /** Scenario `guardrails` (issue 11): see benchmarks/README.md. */
-import { fetchOnce, fmt, median, runAutocannon } from '../lib.js';
+import { fetchOnce, fmt, median, runAutocannon, type HttpTarget, type ManagedProcess } from '../lib.js';
 import { CFG } from '../config.js';
 import {
   fixedRateRun,
@@ -46,6 +46,19 @@ interface HookResultsBody {
   hook_results?: { before_request_hooks?: { verdict: boolean; checks: unknown[] }[]; after_request_hooks?: { verdict: boolean; checks: unknown[] }[] };
 }
 
+/** Both answer 200; only the guarded one carries hook_results, with both hooks run and passed (2 checks each). */
+async function smoke(plain: HttpTarget, guarded: HttpTarget): Promise<void> {
+  const p = await fetchOnce(plain);
+  if (p.status !== 200 || p.body.includes('hook_results')) throw new Error(`guardrails: plain smoke request: ${p.status} ${p.body.slice(0, 300)}`);
+  const g = await fetchOnce(guarded);
+  const hr = g.status === 200 ? (JSON.parse(g.body) as HookResultsBody).hook_results : undefined;
+  const before = hr?.before_request_hooks ?? [];
+  const after = hr?.after_request_hooks ?? [];
+  if (before.length !== 1 || after.length !== 1 || ![...before, ...after].every((h) => h.verdict && h.checks.length === 2)) {
+    throw new Error(`guardrails: guarded smoke request should pass both guardrails (2 checks each): ${g.status} ${g.body.slice(0, 600)}`);
+  }
+}
+
 export const guardrails: Scenario = {
   id: 'guardrails',
   title: `Guardrails (issue 11): one target with vs without an input guardrail (regexMatch + wordCount) and an output guardrail (contains + characterCount), deny on, non-stream JSON — throughput (autocannon, ${CFG.throughput.connections} connections, ${CFG.guardrails.throughputS} s per rep, each rep on a new gateway process) and latency at ≈1,000 req/s (wrk, ${CFG.guardrails.fixedRateS} s per rep), ${CFG.reps} interleaved reps`,
@@ -57,29 +70,24 @@ export const guardrails: Scenario = {
       { id: 'plain', label: 'single target, no guardrails (baseline)', config: good },
       { id: 'guarded', label: 'the same target + input_guardrails [regexMatch, wordCount] + output_guardrails [contains, characterCount], deny: true', config: { ...good, ...GUARDRAILS } },
     ];
-    const plain = ctx.configTarget(configs[0]!.config, { name: 'plain' });
-    const guarded = ctx.configTarget(configs[1]!.config, { name: 'guarded' });
+    /** The two contenders on `gateway` (the main one by default). */
+    const pairOn = (gateway?: ManagedProcess): [HttpTarget, HttpTarget] => [
+      ctx.configTarget(configs[0]!.config, { name: 'plain', gateway }),
+      ctx.configTarget(configs[1]!.config, { name: 'guarded', gateway }),
+    ];
+    const [plain, guarded] = pairOn();
     const direct = ctx.directTarget();
+    await smoke(plain, guarded);
 
-    // Smoke: both answer 200; only the guarded one carries hook_results, with both hooks run and passed.
-    const p = await fetchOnce(plain);
-    if (p.status !== 200 || p.body.includes('hook_results')) throw new Error(`guardrails: plain smoke request: ${p.status} ${p.body.slice(0, 300)}`);
-    const g = await fetchOnce(guarded);
-    const hr = g.status === 200 ? (JSON.parse(g.body) as HookResultsBody).hook_results : undefined;
-    const before = hr?.before_request_hooks ?? [];
-    const after = hr?.after_request_hooks ?? [];
-    if (before.length !== 1 || after.length !== 1 || ![...before, ...after].every((h) => h.verdict && h.checks.length === 2)) {
-      throw new Error(`guardrails: guarded smoke request should pass both guardrails (2 checks each): ${g.status} ${g.body.slice(0, 600)}`);
-    }
-
-    // Saturation: each rep on a gateway process of its own, warmed with both configs. The ratio
-    // differs between processes of the same build (1.10-1.29 measured, steady within a process), so
-    // one process's figure is not the build's: the medians are taken over processes.
+    // Saturation: each rep on a gateway process of its own, checked and warmed with both configs. The
+    // ratio is steady within a process but differs between processes of one build (benchmarks/README.md),
+    // so the medians are taken over processes.
     const tp: ThroughputRep[] = [];
     for (let rep = 1; rep <= reps; rep++) {
-      const proc = await ctx.startGateway({}, `gateway (guardrails rep ${rep})`);
+      const proc = await ctx.startGateway({}, 'gateway (guardrails rep)');
       try {
-        const pair = [ctx.configTarget(configs[0]!.config, { name: 'plain', gateway: proc }), ctx.configTarget(configs[1]!.config, { name: 'guarded', gateway: proc })];
+        const pair = pairOn(proc);
+        await smoke(...pair);
         ctx.log(`  rep ${rep}: a new gateway process (pid ${proc.pid}), warm-up ${G.warmupS} s each`);
         for (const t of pair) await runAutocannon(t, { connections: ctx.cfg.throughput.connections, durationS: G.warmupS });
         for (const t of rotated(pair, rep)) tp.push(await throughputRep(ctx, t, rep, proc, G.throughputS));
