@@ -279,7 +279,14 @@ export function costOf(usage: Usage, price: Price): number {
 }
 
 /**
- * A cost as the `x-gateway-cost` header and the log write it: USD, plain decimal notation (never an
+ * A request's cost as the gateway reports it (the log's `cost`, the `x-gateway-cost` header): USD
+ * rounded to 10 decimal places, the header's precision, so the binary noise of the price arithmetic
+ * (6.749999999999999e-6 for 6.75e-6) never reaches a log line.
+ */
+export const roundCost = (usd: number): number => Math.round(usd * 1e10) / 1e10;
+
+/**
+ * A cost as the `x-gateway-cost` header writes it: USD, plain decimal notation (never an
  * exponent), at most 10 decimal places, trailing zeros removed.
  */
 export function formatCost(usd: number): string {

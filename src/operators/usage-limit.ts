@@ -1,6 +1,6 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import type { CheckHttp } from '../checks/http.js';
-import { costOf, type Price, type PriceTable } from '../config/prices.js';
+import { costOf, roundCost, type Price, type PriceTable } from '../config/prices.js';
 import { estimateTokens, type TokenEstimate } from '../config/usage-estimate.js';
 import type { Endpoint, Usage } from '../config/wire.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -283,7 +283,8 @@ export class UsageLimits implements Ledger<LimitedRequest> {
   /**
    * The request's cost in USD so far: the usage of every upstream attempt that answered, priced at
    * its target's provider and model; 0 when none answered (a cache hit, a failure); undefined when a
-   * model has no price.
+   * model has no price. Rounded as reported (`roundCost`); limits and metrics count each attempt's
+   * cost unrounded.
    */
   cost(req: LimitedRequest): number | undefined {
     const spent = req.spent;
@@ -295,7 +296,7 @@ export class UsageLimits implements Ledger<LimitedRequest> {
       if (c === null) return undefined;
       total += c;
     }
-    return total;
+    return roundCost(total);
   }
 
   /** One attempt's cost, priced once (the answer's cost and the end's metrics both read it). */

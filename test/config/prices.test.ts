@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costOf, DEFAULT_PRICES, formatCost, PricesSchema, PriceTable } from '../../src/config/prices.js';
+import { costOf, DEFAULT_PRICES, formatCost, PricesSchema, PriceTable, roundCost } from '../../src/config/prices.js';
 import { parseBootstrap } from '../../src/config/bootstrap.js';
 import { defaultProviders, ProviderRegistry } from '../../src/providers/registry.js';
 
@@ -68,6 +68,15 @@ describe('costOf', () => {
     // without cache prices, cache tokens are plain input
     expect(costOf(usage, { input: 3, output: 15 })).toBeCloseTo(3 + 1.5, 12);
     expect(costOf({ prompt_tokens: 20, completion_tokens: 10, total_tokens: 30 }, { input: 0.15, output: 0.6 })).toBeCloseTo(0.000009, 15);
+  });
+
+  it('rounds a reported cost to the header precision, so the noise of the price arithmetic never reaches the log', () => {
+    const raw = costOf({ prompt_tokens: 9, completion_tokens: 9, total_tokens: 18 }, { input: 0.15, output: 0.6 });
+    expect(raw).not.toBe(0.00000675); // 6.749999999999999e-6: what the log used to print
+    expect(roundCost(raw)).toBe(0.00000675);
+    expect(JSON.stringify(roundCost(raw))).toBe('0.00000675');
+    expect(roundCost(123.45678912344)).toBe(123.4567891234);
+    expect(roundCost(0)).toBe(0);
   });
 
   it('formats costs in plain decimals, at most 10 places', () => {
