@@ -31,8 +31,11 @@ export const CFG = {
   providerStreams: { chunks: 20, requests: QUICK ? 900 : 2400, warmup: 50 },
   /** routing-overhead: closed-loop throughput and wrk fixed rate per routing config (same gateway). */
   routing: { throughputS: QUICK ? 2 : 3, fixedRateS: QUICK ? 2 : 4, warmupS: QUICK ? 1 : 2, hedgeAfterMs: 50 },
-  /** guardrails: the same single-target config with and without input + output guardrails (same gateway). */
-  guardrails: { throughputS: QUICK ? 3 : 5, fixedRateS: QUICK ? 2 : 4, warmupS: QUICK ? 2 : 3 },
+  /**
+   * guardrails: the same single-target config with and without input + output guardrails. Saturation:
+   * `pairs` alternating windows of `windowS` per config on each rep's own gateway process.
+   */
+  guardrails: { windowS: 1, pairs: QUICK ? 4 : 8, fixedRateS: QUICK ? 2 : 4, warmupS: QUICK ? 2 : 3 },
   /** routing-experiment: open-loop fixed rate, one healthy and one bad target. */
   experiment: { rate: 200, durationS: QUICK ? 3 : 10, slowMs: 200, flakyPercent: 50, hedgeAfterMs: 50 },
   /** cache: closed-loop throughput of cache hits vs uncached vs direct, memory store and Redis. */
