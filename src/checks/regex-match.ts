@@ -3,12 +3,17 @@ import { compileBoundedRegex, findBounded } from '../util/bounded-regex.js';
 import { memoByObject } from '../util/memo.js';
 import { regexRule } from './params.js';
 import { phaseText } from './text.js';
-import { DATA_JSON, type CheckDef } from './types.js';
+import { DATA_JSON, type CheckDef, type CheckOutcome } from './types.js';
 
 const Params = z.strictObject({ rule: regexRule });
 type Params = z.infer<typeof Params>;
 
 const compiled = memoByObject((p: Params) => compileBoundedRegex(p.rule, 'rule', 'g'));
+
+/** The outcome when nothing matches: the same for every run (outcomes are read, never changed). */
+const NO_MATCH: CheckOutcome = { verdict: false, data: Object.freeze({ matched: false }) };
+NO_MATCH[DATA_JSON] = '{"matched":false}';
+Object.freeze(NO_MATCH);
 
 /**
  * Passes when the text matches `rule` (every text sent, or the answer). Use `not: true` to deny what
@@ -21,8 +26,9 @@ export const regexMatch: CheckDef<Params> = {
   supportsNot: true,
   run(input, p) {
     const hit = findBounded(compiled(p), phaseText(input, 'allText'), 1)[0];
-    return hit
-      ? { verdict: true, data: { matched: true, offset: hit[0] }, [DATA_JSON]: `{"matched":true,"offset":${hit[0]}}` }
-      : { verdict: false, data: { matched: false }, [DATA_JSON]: '{"matched":false}' };
+    if (!hit) return NO_MATCH;
+    const out: CheckOutcome = { verdict: true, data: { matched: true, offset: hit[0] } };
+    out[DATA_JSON] = `{"matched":true,"offset":${hit[0]}}`;
+    return out;
   },
 };
