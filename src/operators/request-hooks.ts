@@ -1,4 +1,4 @@
-import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { map, Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { hookResultsBody, runHook, runHookSync, runsSync, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
 import { requestInput, withBodies } from '../checks/text.js';
 import type { CheckDeps, CheckEndpoint, CheckInput } from '../checks/types.js';
@@ -101,7 +101,6 @@ async function runLater(stage: RequestStage, input: CheckInput, account: HookAcc
  * reported, and logged.
  */
 export function runInBackground(background: readonly HookSpec[], input: CheckInput, deps: HookStageDeps, traceId: string, phase: 'request' | 'response', target?: string): void {
-  if (background.length === 0) return;
   void Promise.all(background.map((h) => runHook(h, input, deps.checks))).then(
     (runs) => {
       const results = runs.map((r): HookResult => (target === undefined ? { ...r.result, deny: false } : { ...r.result, deny: false, target }));
@@ -124,7 +123,7 @@ function stageOf(hooks: readonly HookSpec[], deps: HookStageDeps): RequestStage 
 function start(stage: RequestStage, ctx: HookedRequest, req: HookedRequest['request']): CheckInput | undefined {
   if (req.endpoint === 'models' || !req.body) return undefined;
   const input = requestInput({ endpoint: req.endpoint as CheckEndpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId });
-  runInBackground(stage.background, input, stage.deps, ctx.traceId, 'request');
+  if (stage.background.length > 0) runInBackground(stage.background, input, stage.deps, ctx.traceId, 'request');
   return stage.sync.length === 0 ? undefined : input;
 }
 
@@ -160,9 +159,17 @@ export function requestHooksNow<C extends HookedRequest>(hooks: readonly HookSpe
  * request and never change it. Endpoints without a body (models) pass untouched.
  *
  * What can be is decided once per plan (which hooks are sync, whether any waits on I/O); per request
- * the stage makes one check input and, for computation checks only, no promise.
+ * the stage makes one check input and, for computation checks only, no promise: those run as
+ * `requestHooksNow` does (the plan calls that one directly).
  */
 export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps): MonoTypeOperatorFunction<C> {
+  const now = requestHooksNow<C>(hooks, deps);
+  if (now) {
+    return map((ctx) => {
+      now(ctx);
+      return ctx;
+    });
+  }
   const stage = stageOf(hooks, deps);
   return (ctx$: Observable<C>) =>
     new Observable<C>((subscriber) => {
@@ -173,17 +180,8 @@ export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[]
           const req = ctx.request;
           const input = start(stage, ctx, req);
           if (!input) return subscriber.next(ctx);
-          const account = accountOf(ctx);
-          if (stage.allSync) {
-            try {
-              settle(ctx, req, runNow(stage, input, account));
-            } catch (e) {
-              return subscriber.error(e);
-            }
-            return subscriber.next(ctx);
-          }
           pending++;
-          runLater(stage, input, account).then(
+          runLater(stage, input, accountOf(ctx)).then(
             (body) => {
               settle(ctx, req, body);
               subscriber.next(ctx);

@@ -162,13 +162,13 @@ export function responseHooks(hooks: readonly HookSpec[], target: string, deps: 
               return;
             }
             const ep = endpoint as CheckEndpoint;
-            const assembled = chunksToJson(ep, (chunks ?? []) as never);
+            const assembled = chunksToJson(ep, chunks as never);
             // A stream's events start with stream-start; the fallback only keeps the types honest.
             check(stage, ctx, assembled, 200, start?.meta ?? { provider: '', target, retries: 0 }).then((body) => {
               if (closed) return;
               inBackground(stage, ctx, body, 200);
               if (stage.hold) {
-                if (body === assembled) for (const ev of held ?? []) subscriber.next(ev);
+                if (body === assembled) for (const ev of held!) subscriber.next(ev);
                 else {
                   subscriber.next(start!);
                   for (const c of jsonToChunks(ep, body as never)) subscriber.next({ type: 'chunk', data: JSON.stringify(c) });

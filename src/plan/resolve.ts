@@ -158,16 +158,22 @@ export class ConfigResolver {
     // under the key plus that caller, so workspaces sending the same config each keep theirs.
     // The bare key holds unscoped plans only; one that cannot serve (stale: a saved config now names
     // a workspace's key) sends the lookup to the caller's key, and is dropped once that is compiled.
+    // (Entries under the key plus a caller were built for that caller: being current is enough.)
     const bare = this.cache.get(key);
-    const hit = bare !== undefined && this.servable(bare, caller) ? bare : this.cache.get(`${key}\u0000${callerOf(caller)}`);
-    if (hit !== undefined && this.servable(hit, caller)) {
+    let hit = bare !== undefined && this.current(bare) ? bare : undefined;
+    if (hit === undefined) {
+      const scoped = this.cache.get(`${key}\u0000${callerOf(caller)}`);
+      if (scoped !== undefined && this.current(scoped)) hit = scoped;
+    }
+    if (hit !== undefined) {
       this.last = { values, entry: hit };
       return hit.plan;
     }
     const entry = this.compile(headers, caller);
     if (entry.builtFor === undefined) this.cache.set(key, entry);
     else {
-      if (bare !== undefined && !this.current(bare)) this.cache.delete(key);
+      // A bare entry here is stale (a current one would have served): dropped, not kept beside this one.
+      if (bare !== undefined) this.cache.delete(key);
       this.cache.set(`${key}\u0000${entry.builtFor}`, entry);
     }
     this.last = { values, entry };

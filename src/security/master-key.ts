@@ -74,18 +74,18 @@ export class MasterKey {
     if (s.kid !== this.id) throw new MasterKeyError(`sealed with master key ${s.kid}; ${MASTER_KEY_ENV} is key ${this.id}`);
     const iv = Buffer.from(s.iv, 'base64');
     const tag = Buffer.from(s.tag, 'base64');
-    const notOpening = new MasterKeyError('the sealed value does not open (altered, or sealed for another record)');
+    const notOpening = (): MasterKeyError => new MasterKeyError('the sealed value does not open (altered, or sealed for another record)');
     // The full 16-byte tag and 12-byte IV that seal() writes, nothing shorter: Node would accept a
     // tag cut to 4 bytes (authTagLength below refuses it too), which makes a forged value a matter of
     // 2^32 tries.
-    if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw notOpening;
+    if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw notOpening();
     try {
       const d = createDecipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES });
       d.setAAD(Buffer.from(aad, 'utf8'));
       d.setAuthTag(tag);
       return Buffer.concat([d.update(Buffer.from(s.ct, 'base64')), d.final()]).toString('utf8');
     } catch {
-      throw notOpening;
+      throw notOpening();
     }
   }
 
