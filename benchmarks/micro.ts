@@ -48,7 +48,7 @@ import type { Provider, ProviderRequest, StreamEvent } from '../src/providers/ty
 import { PROVIDER_ANSWERS, PROVIDER_CHAT_REQUEST, PROVIDER_IDS, PROVIDER_MODELS, PROVIDER_STREAM_EVENTS, PROVIDER_STREAM_PRELUDE, PROVIDER_TARGETS } from './provider-fixtures.js';
 import { compileHooks } from '../src/plan/hooks.js';
 import { createCheckDeps } from '../src/checks/deps.js';
-import { runHookSync, type HookAccount } from '../src/checks/hooks.js';
+import { hookResultsBody, runHookSync, type HookAccount } from '../src/checks/hooks.js';
 import { requestInput, responseInput } from '../src/checks/text.js';
 import { requestHooks, type HookStageDeps, type HookedRequest } from '../src/operators/request-hooks.js';
 import { responseHooks } from '../src/operators/response-hooks.js';
@@ -308,6 +308,7 @@ export function microCases(): MicroCase[] {
     after: outputHooks.map((h) => ({ ...runHookSync(h, resInput, guardDeps.checks).result, target: 'config' })),
     failed: false,
   };
+  expect(passed(guardedAccount, 'before') && passed(guardedAccount, 'after'), 'the hook-results case: both guardrails run and passed on its account');
   const guardedPlan: PlanNode = hitResolver.resolve(header(JSON.stringify({ ...target, ...GUARDRAILS })));
   const guardedRunner = new PlanRunner({ ...deps, hooks: guardDeps });
 
@@ -421,8 +422,8 @@ export function microCases(): MicroCase[] {
       fn: () => collect(of(answer).pipe(hookResults({ hooks: guardedAccount }, false))),
       check: (r) => {
         const e = (r as GatewayEvent[])[0]!;
-        expect(e.type === 'json' && e.status === 200 && (JSON.parse(e.raw!) as { hook_results?: unknown }).hook_results !== undefined, 'one 200 answer whose text carries hook_results');
-        expect(passed(guardedAccount, 'before') && passed(guardedAccount, 'after'), 'the account spliced in is of both guardrails run and passed');
+        const spliced = e.type === 'json' && e.status === 200 ? (JSON.parse(e.raw!) as { hook_results?: unknown }).hook_results : undefined;
+        expect(JSON.stringify(spliced) === JSON.stringify(hookResultsBody(guardedAccount)), "one 200 answer carrying exactly the account's hook_results");
       },
     },
     {

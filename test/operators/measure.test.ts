@@ -1,4 +1,4 @@
-import type { Observable } from 'rxjs';
+import { Subject, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { measure } from '../../src/operators/measure.js';
@@ -26,6 +26,21 @@ function setup() {
 }
 
 describe('measure', () => {
+  it("keeps the attempt's latest usage for the ledger and drops a price made from an earlier one", () => {
+    const ctx = ctxOf();
+    const src = new Subject<GatewayEvent>();
+    src.pipe(measure(labels, recording().telemetry, ctx, () => 0, meta)).subscribe();
+    src.next({ type: 'stream-start', meta });
+    src.next({ type: 'chunk', data: '{}', usage });
+    expect(ctx.spent).toEqual([{ meta, usage }]);
+    ctx.spent![0]!.cost = 0.5; // what the ledger priced the first usage at
+    const later = { ...usage, completion_tokens: 9, total_tokens: 12 };
+    src.next({ type: 'chunk', data: '{}', usage: later });
+    expect(ctx.spent).toHaveLength(1);
+    expect(ctx.spent![0]!.usage).toBe(later);
+    expect(ctx.spent![0]!.cost).toBeUndefined();
+  });
+
   it('a JSON success: targetStarted, tokens from usage, targetFinished(success, status, seconds)', () => {
     const { s, calls, at, ctx, measured } = setup();
     const json: GatewayEvent = { type: 'json', status: 201, body: {}, meta, usage };

@@ -44,13 +44,11 @@ describe('MasterKey', () => {
     expect(() => MasterKey.generate().key.open(a, 'vk-1')).toThrow(/sealed with master key/);
   });
 
-  it('refuses a shortened tag or IV (a 4-byte tag would make forging a value 2^32 tries)', () => {
+  it('refuses a shortened tag (Node accepts a 4-byte one, which would make forging a value 2^32 tries)', () => {
     const k = MasterKey.parse(bytes.toString('hex'));
     const a = k.seal('{"api_key":"sk-secret"}', 'vk-1');
     const short = Buffer.from(a.tag, 'base64').subarray(0, 4).toString('base64');
     expect(() => k.open({ ...a, tag: short }, 'vk-1')).toThrow(/does not open/);
-    // The behaviour, whichever guard gives it (the length check, authTagLength, or GCM itself for the IV).
-    expect(() => k.open({ ...a, iv: Buffer.from(a.iv, 'base64').subarray(0, 8).toString('base64') }, 'vk-1')).toThrow(/does not open/);
   });
 
   it('never shows the key: JSON and inspect give its id only', () => {
