@@ -1,5 +1,6 @@
 import { map, Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { hookResultsBody, runHook, runHookSync, runsSync, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
+import { keepResultJson } from '../checks/hook-results-json.js';
 import { requestInput, withBodies } from '../checks/text.js';
 import type { CheckDeps, CheckEndpoint, CheckInput } from '../checks/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -57,21 +58,33 @@ export function deniedError(account: HookAccount, phase: 'request' | 'answer'): 
   });
 }
 
+/** How a stage is built, besides its hooks. */
+export interface StageOptions {
+  /**
+   * The answer carries `hook_results` (no `strict_vendor_compliance`): each result's JSON text is
+   * written as the stage takes it (keepResultJson). Default true.
+   */
+  resultsJson?: boolean;
+}
+
 /** The stage's hooks as the request path uses them, sorted once per plan. */
 interface RequestStage {
   sync: readonly HookSpec[];
   background: readonly HookSpec[];
   /** Every sync hook only computes: they run at once, no promise. */
   allSync: boolean;
+  resultsJson: boolean;
   deps: HookStageDeps;
 }
 
 /** One sync hook's run taken into the account: the body it leaves (a mutator's); throws the 446. */
-function take(account: HookAccount, h: HookSpec, run: HookRun, body: Record<string, unknown>, telemetry: Telemetry): Record<string, unknown> {
-  account.before.push(run.result);
-  measureHook(run.result, h.list, telemetry);
-  if (run.result.deny) throw deniedError(account, 'request');
-  if (!run.result.verdict) account.failed = true;
+function take(stage: RequestStage, account: HookAccount, h: HookSpec, run: HookRun, body: Record<string, unknown>): Record<string, unknown> {
+  const result = run.result;
+  account.before.push(result);
+  measureHook(result, h.list, stage.deps.telemetry);
+  if (result.deny) throw deniedError(account, 'request');
+  if (!result.verdict) account.failed = true;
+  if (stage.resultsJson) keepResultJson(result);
   return run.transformed?.request ? run.transformed.request.body : body;
 }
 
@@ -79,7 +92,7 @@ function take(account: HookAccount, h: HookSpec, run: HookRun, body: Record<stri
 function runNow(stage: RequestStage, input: CheckInput, account: HookAccount): Record<string, unknown> {
   let body = input.request.body!;
   for (const h of stage.sync) {
-    const next = take(account, h, runHookSync(h, input, stage.deps.checks), body, stage.deps.telemetry);
+    const next = take(stage, account, h, runHookSync(h, input, stage.deps.checks), body);
     if (next !== body) input = withBodies(input, { request: { body: (body = next) } });
   }
   return body;
@@ -89,7 +102,7 @@ function runNow(stage: RequestStage, input: CheckInput, account: HookAccount): R
 async function runLater(stage: RequestStage, input: CheckInput, account: HookAccount): Promise<Record<string, unknown>> {
   let body = input.request.body!;
   for (const h of stage.sync) {
-    const next = take(account, h, await runHook(h, input, stage.deps.checks), body, stage.deps.telemetry);
+    const next = take(stage, account, h, await runHook(h, input, stage.deps.checks), body);
     if (next !== body) input = withBodies(input, { request: { body: (body = next) } });
   }
   return body;
@@ -111,9 +124,9 @@ export function runInBackground(background: readonly HookSpec[], input: CheckInp
   );
 }
 
-function stageOf(hooks: readonly HookSpec[], deps: HookStageDeps): RequestStage {
+function stageOf(hooks: readonly HookSpec[], deps: HookStageDeps, o: StageOptions): RequestStage {
   const sync = hooks.filter((h) => !h.async);
-  return { sync, background: hooks.filter((h) => h.async), allSync: sync.every(runsSync), deps };
+  return { sync, background: hooks.filter((h) => h.async), allSync: sync.every(runsSync), resultsJson: o.resultsJson !== false, deps };
 }
 
 /**
@@ -141,8 +154,8 @@ function settle(ctx: HookedRequest, req: HookedRequest['request'], body: Record<
  * runs them on the context at once and throws the 446; the plan calls it without an Observable per
  * request. Undefined when a sync hook may wait on I/O (use `requestHooks`).
  */
-export function requestHooksNow<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps): ((ctx: C) => void) | undefined {
-  const stage = stageOf(hooks, deps);
+export function requestHooksNow<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps, o: StageOptions = {}): ((ctx: C) => void) | undefined {
+  const stage = stageOf(hooks, deps, o);
   if (!stage.allSync) return undefined;
   return (ctx) => {
     const req = ctx.request;
@@ -162,15 +175,15 @@ export function requestHooksNow<C extends HookedRequest>(hooks: readonly HookSpe
  * the stage makes one check input and, for computation checks only, no promise: those run as
  * `requestHooksNow` does (the plan calls that one directly).
  */
-export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps): MonoTypeOperatorFunction<C> {
-  const now = requestHooksNow<C>(hooks, deps);
+export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps, o: StageOptions = {}): MonoTypeOperatorFunction<C> {
+  const now = requestHooksNow<C>(hooks, deps, o);
   if (now) {
     return map((ctx) => {
       now(ctx);
       return ctx;
     });
   }
-  const stage = stageOf(hooks, deps);
+  const stage = stageOf(hooks, deps, o);
   return (ctx$: Observable<C>) =>
     new Observable<C>((subscriber) => {
       let pending = 0;

@@ -1,10 +1,11 @@
 import { identity, Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { chunksToJson, jsonToChunks } from '../cache/assemble.js';
 import { runHook, runHookSync, runsSync, type HookRun, type HookSpec } from '../checks/hooks.js';
+import { keepResultJson } from '../checks/hook-results-json.js';
 import { responseInput, withBodies } from '../checks/text.js';
 import type { CheckEndpoint, CheckInput } from '../checks/types.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
-import { accountOf, deniedError, measureHook, runInBackground, type HookedRequest, type HookStageDeps } from './request-hooks.js';
+import { accountOf, deniedError, measureHook, runInBackground, type HookedRequest, type HookStageDeps, type StageOptions } from './request-hooks.js';
 
 /** One target's answer hooks as the answer path uses them, sorted once per plan. */
 interface AnswerStage {
@@ -16,6 +17,7 @@ interface AnswerStage {
   allSync: boolean;
   /** The target's JSON path, written into each result. */
   target: string;
+  resultsJson: boolean;
   deps: HookStageDeps;
 }
 
@@ -28,14 +30,16 @@ function answerInput(ctx: HookedRequest, body: unknown, status: number): CheckIn
 /** One hook's run taken into the account: the (maybe mutated) body; throws the 446. A failure without deny marks `meta`. */
 function take(stage: AnswerStage, ctx: HookedRequest, h: HookSpec, run: HookRun, body: unknown, meta: AnswerMeta): unknown {
   const account = accountOf(ctx);
-  run.result.target = stage.target;
-  account.after.push(run.result);
-  measureHook(run.result, h.list, stage.deps.telemetry);
-  if (run.result.deny) throw deniedError(account, 'answer');
-  if (!run.result.verdict) {
+  const result = run.result;
+  result.target = stage.target;
+  account.after.push(result);
+  measureHook(result, h.list, stage.deps.telemetry);
+  if (result.deny) throw deniedError(account, 'answer');
+  if (!result.verdict) {
     account.failed = true;
     meta.hooksFailed = true;
   }
+  if (stage.resultsJson) keepResultJson(result);
   return run.transformed?.response ? run.transformed.response.body : body;
 }
 
@@ -85,7 +89,7 @@ function answered(ev: Extract<GatewayEvent, { type: 'json' }>, body: unknown): G
  *
  * Built once per target of a plan; the function it returns makes the operator of one request.
  */
-export function responseHooks(hooks: readonly HookSpec[], target: string, deps: HookStageDeps): (ctx: HookedRequest) => MonoTypeOperatorFunction<GatewayEvent> {
+export function responseHooks(hooks: readonly HookSpec[], target: string, deps: HookStageDeps, o: StageOptions = {}): (ctx: HookedRequest) => MonoTypeOperatorFunction<GatewayEvent> {
   if (hooks.length === 0) return () => identity;
   const sync = hooks.filter((h) => !h.async);
   const stage: AnswerStage = {
@@ -94,6 +98,7 @@ export function responseHooks(hooks: readonly HookSpec[], target: string, deps: 
     hold: sync.some((h) => h.denyOnFail || h.denyOnSuccess),
     allSync: sync.every(runsSync),
     target,
+    resultsJson: o.resultsJson !== false,
     deps,
   };
   return (ctx) => {

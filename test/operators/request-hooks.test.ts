@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { requestHooks, requestHooksNow } from '../../src/operators/request-hooks.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
+import { RESULT_JSON } from '../../src/checks/hooks.js';
 import { gate } from '../routing/helpers.js';
 import { chatCtx, compile, run1, stageDepsPerTest } from './hook-stages.helpers.js';
 
@@ -23,6 +24,16 @@ describe('requestHooks', () => {
       ['default.regexMatch', 'pass'],
       ['default.wordCount', 'pass'],
     ]);
+  });
+
+  it("each result taken keeps its hook_results text, unless the stage's answer may not carry it", async () => {
+    const { deps: d } = deps();
+    const hooks = compile('input_guardrails', [SSN, { 'default.wordCount': { minWords: 3, maxWords: 5 } }]);
+    const ctx = await run1(chatCtx('hello there'), requestHooks(hooks, d));
+    expect(ctx.hooks!.before).toHaveLength(2);
+    for (const r of ctx.hooks!.before) expect(r[RESULT_JSON]).toBe(JSON.stringify(r));
+    const strict = await run1(chatCtx('hello there'), requestHooks(hooks, d, { resultsJson: false }));
+    expect(strict.hooks!.before.map((r) => r[RESULT_JSON])).toEqual([undefined, undefined]);
   });
 
   it('a failing guardrail with deny is a 446 carrying hook_results, and nothing is emitted', async () => {
