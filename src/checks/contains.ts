@@ -10,10 +10,20 @@ const Params = z.strictObject({
 });
 type Params = z.infer<typeof Params>;
 
-/** `data`'s JSON text when nothing was found and when everything was: fixed per config. */
-const fixedData = memoByObject((p: Params) => ({
-  none: JSON.stringify({ operator: p.operator, found: [], missing: p.words }),
-  all: JSON.stringify({ operator: p.operator, found: p.words, missing: [] }),
+/** A frozen outcome, its data's JSON text written once. */
+function fixedOutcome(verdict: boolean, data: { operator: string; found: string[]; missing: string[] }): CheckOutcome {
+  const out: CheckOutcome = { verdict, data: Object.freeze({ operator: data.operator, found: Object.freeze(data.found), missing: Object.freeze(data.missing) }) };
+  out[DATA_JSON] = JSON.stringify(data);
+  return Object.freeze(out);
+}
+
+/**
+ * The outcomes when nothing was found and when everything was: fixed per config, made once (the
+ * common answer to a deny list is "none found"; outcomes are read, never changed).
+ */
+const fixedOutcomes = memoByObject((p: Params) => ({
+  none: fixedOutcome(byOperator(p.operator, 0, p.words.length), { operator: p.operator, found: [], missing: [...p.words] }),
+  all: fixedOutcome(byOperator(p.operator, p.words.length, p.words.length), { operator: p.operator, found: [...p.words], missing: [] }),
 }));
 
 /**
@@ -26,13 +36,14 @@ export const contains: CheckDef<Params> = {
   supportsNot: true,
   run(input, p) {
     const text = phaseText(input, 'allText');
+    const words = p.words;
+    let n = 0;
+    for (let i = 0; i < words.length; i++) if (text.includes(words[i]!)) n++;
+    if (n === 0) return fixedOutcomes(p).none;
+    if (n === words.length) return fixedOutcomes(p).all;
     const found: string[] = [];
     const missing: string[] = [];
-    for (const w of p.words) (text.includes(w) ? found : missing).push(w);
-    const verdict = byOperator(p.operator, found.length, p.words.length);
-    const out: CheckOutcome = { verdict, data: { operator: p.operator, found, missing } };
-    if (found.length === 0) out[DATA_JSON] = fixedData(p).none;
-    else if (missing.length === 0) out[DATA_JSON] = fixedData(p).all;
-    return out;
+    for (const w of words) (text.includes(w) ? found : missing).push(w);
+    return { verdict: byOperator(p.operator, found.length, words.length), data: { operator: p.operator, found, missing } };
   },
 };

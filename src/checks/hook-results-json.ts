@@ -6,8 +6,9 @@
  *   outcome (IdVariants), not per request;
  * - a check's `data` goes through the generic serialiser only when the check did not write it
  *   (DATA_JSON), a hook's `feedback` always;
- * - the parts are collected in an array and joined once (`pushHookResults`), so the answer they are
- *   spliced into is one flat string, not a tree of concatenations the socket write must flatten;
+ * - each result's entry is a few concatenations; the answer's parts are collected in an array and
+ *   joined once (`pushHookResults`), so the answer they are spliced into is one flat string, not a
+ *   tree of concatenations the socket write must flatten;
  * - a hook's entry is written when the stage takes its result (`keepResultJson`, RESULT_JSON), while
  *   its objects are still in the CPU's caches; the answer's splice then joins a few strings;
  * - `execution_time` is written from whole microseconds (`jsonMs3`).
@@ -23,34 +24,33 @@ const CHECK_HEADS = new IdVariants<string>((id, v) => `{"id":${str(id)},"verdict
 /** `{"id":…,"verdict":…,"deny":…,"async":…,"checks":[` of a hook; variant bits: 4 verdict, 2 deny, 1 async. */
 const HOOK_HEADS = new IdVariants<string>((id, v) => `{"id":${str(id)},"verdict":${(v & 4) !== 0},"deny":${(v & 2) !== 0},"async":${(v & 1) !== 0},"checks":[`);
 
-function pushCheck(c: CheckResult, out: string[]): void {
-  out.push(CHECK_HEADS.get(c.id, c.verdict ? 1 : 0));
+/** `,"target":…` of an output hook's result. */
+const TARGETS = new IdVariants<string>((target) => `,"target":${str(target)}`);
+
+function checkJson(c: CheckResult): string {
   // `data` is null when a check reports nothing (settle.ts); undefined is left out, as JSON.stringify does.
   const written = c[DATA_JSON];
-  if (written !== undefined) out.push('"data":', written, ',');
-  else if (c.data !== undefined) out.push('"data":', JSON.stringify(c.data), ',');
-  out.push(c.error === null ? '"error":null,"execution_time":' : `"error":${str(c.error)},"execution_time":`, jsonMs3(c.execution_time), c.transformed ? ',"transformed":true}' : ',"transformed":false}');
+  const data = written !== undefined ? `"data":${written},` : c.data !== undefined ? `"data":${JSON.stringify(c.data)},` : '';
+  const error = c.error === null ? '"error":null' : `"error":${str(c.error)}`;
+  return `${CHECK_HEADS.get(c.id, c.verdict ? 1 : 0)}${data}${error},"execution_time":${jsonMs3(c.execution_time)},"transformed":${c.transformed}}`;
 }
 
-function pushHook(h: HookResult, out: string[]): void {
-  out.push(HOOK_HEADS.get(h.id, (h.verdict ? 4 : 0) | (h.deny ? 2 : 0) | (h.async ? 1 : 0)));
-  for (let i = 0; i < h.checks.length; i++) {
-    if (i > 0) out.push(',');
-    pushCheck(h.checks[i]!, out);
-  }
-  out.push('],"execution_time":', jsonMs3(h.execution_time), h.transformed ? ',"transformed":true' : ',"transformed":false');
-  if (h.feedback !== undefined) out.push(',"feedback":', JSON.stringify(h.feedback));
-  if (h.target !== undefined) out.push(',"target":', str(h.target));
-  out.push('}');
+/** One result's entry, as concatenations (flattened once, by the join of the answer it goes into). */
+function hookJson(h: HookResult): string {
+  let s = HOOK_HEADS.get(h.id, (h.verdict ? 4 : 0) | (h.deny ? 2 : 0) | (h.async ? 1 : 0));
+  const checks = h.checks;
+  for (let i = 0; i < checks.length; i++) s += i > 0 ? `,${checkJson(checks[i]!)}` : checkJson(checks[i]!);
+  s += `],"execution_time":${jsonMs3(h.execution_time)},"transformed":${h.transformed}`;
+  if (h.feedback !== undefined) s += `,"feedback":${JSON.stringify(h.feedback)}`;
+  if (h.target !== undefined) s += TARGETS.get(h.target, 0);
+  return `${s}}`;
 }
 
 function pushList(list: readonly HookResult[], out: string[]): void {
   for (let i = 0; i < list.length; i++) {
     if (i > 0) out.push(',');
     const h = list[i]!;
-    const written = h[RESULT_JSON];
-    if (written !== undefined) out.push(written);
-    else pushHook(h, out);
+    out.push(h[RESULT_JSON] ?? hookJson(h));
   }
 }
 
@@ -59,9 +59,7 @@ function pushList(list: readonly HookResult[], out: string[]): void {
  * the result is final (its `target` set), as a stage takes it into the account.
  */
 export function keepResultJson(h: HookResult): void {
-  const out: string[] = [];
-  pushHook(h, out);
-  h[RESULT_JSON] = out.join('');
+  h[RESULT_JSON] = hookJson(h);
 }
 
 /** Appends the parts of `JSON.stringify(hookResultsBody(a))` to `out` (join them with ''). */

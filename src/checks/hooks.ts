@@ -135,14 +135,16 @@ export async function runHook(spec: HookSpec, input: CheckInput, deps: CheckDeps
 /** `runHook` for a hook whose checks all compute (see `runsSync`): in order, at once. */
 export function runHookSync(spec: HookSpec, input: CheckInput, deps: CheckDeps): HookRun {
   const start = performance.now();
-  const results: CheckResult[] = [];
+  // Sized once: a hook's few results, not an array grown from empty (which reserves 17 slots).
+  const checks = spec.checks;
+  const results: CheckResult[] = new Array<CheckResult>(checks.length);
   let transformed: CheckOutcome['transformed'];
   let current = input;
   let t = start;
-  for (const c of spec.checks) {
-    const { result, outcome, ended } = settleCheckSync(c, current, deps, spec.failOnError, now, t);
+  for (let i = 0; i < checks.length; i++) {
+    const { result, outcome, ended } = settleCheckSync(checks[i]!, current, deps, spec.failOnError, now, t);
     t = ended;
-    results.push(result);
+    results[i] = result;
     if (outcome?.transformed) {
       transformed = { ...transformed, ...outcome.transformed };
       current = withBodies(current, outcome.transformed);

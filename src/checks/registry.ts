@@ -151,6 +151,19 @@ export async function runCheck(check: ResolvedCheck, input: CheckInput, deps: Ch
 /** The outcome with `not` applied: the verdict inverted, the rest kept (written out: a spread copy costs more than the check). */
 export function applyNot(check: ResolvedCheck, o: CheckOutcome): CheckOutcome {
   if (!check.not) return o;
+  // A shared (frozen) outcome has a shared inverse, made once.
+  if (Object.isFrozen(o)) {
+    let inverse = INVERSES.get(o);
+    if (!inverse) INVERSES.set(o, (inverse = Object.freeze(inverted(o))));
+    return inverse;
+  }
+  return inverted(o);
+}
+
+/** The inverses of shared outcomes (a check's constant "no match"), by outcome. */
+const INVERSES = new WeakMap<CheckOutcome, CheckOutcome>();
+
+function inverted(o: CheckOutcome): CheckOutcome {
   const out: CheckOutcome = o.transformed === undefined ? { verdict: !o.verdict, data: o.data } : { verdict: !o.verdict, data: o.data, transformed: o.transformed };
   const json = o[DATA_JSON];
   if (json !== undefined) out[DATA_JSON] = json;

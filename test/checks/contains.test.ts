@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { chatRequest, chatResponse, expectInvalid, run, verdict } from './_helpers.js';
+import { resolveCheck, runCheck } from '../../src/checks/registry.js';
+import { DATA_JSON } from '../../src/checks/types.js';
+import { chatRequest, chatResponse, deps, expectInvalid, run, verdict } from './_helpers.js';
 
 describe('contains', () => {
   const text = chatResponse('the quick brown fox');
@@ -17,6 +19,26 @@ describe('contains', () => {
   it('defaults to any, is case-sensitive, and says which words were found', async () => {
     const out = await run('contains', { words: ['Fox', 'brown'] }, text);
     expect(out).toEqual({ verdict: true, data: { operator: 'any', found: ['brown'], missing: ['Fox'] } });
+  });
+
+  it('none found and all found are one shared, frozen outcome per config (its not-inverse too); a mix is made per run', async () => {
+    const never = new AbortController().signal;
+    for (const not of [false, true]) {
+      const check = resolveCheck('contains', { words: ['cat', 'fox'], operator: 'none', not }, 'p');
+      const none1 = await runCheck(check, chatResponse('a dog'), deps(), never);
+      const none2 = await runCheck(check, chatResponse('a bird'), deps(), never);
+      expect(none2).toBe(none1);
+      expect(Object.isFrozen(none1) && Object.isFrozen(none1.data)).toBe(true);
+      expect([none1.verdict, none1.data]).toEqual([!not, { operator: 'none', found: [], missing: ['cat', 'fox'] }]);
+      expect(none1[DATA_JSON]).toBe(JSON.stringify(none1.data));
+      const all = await runCheck(check, chatResponse('cat and fox'), deps(), never);
+      expect(all).toBe(await runCheck(check, chatResponse('fox, cat'), deps(), never));
+      expect([all.verdict, all.data]).toEqual([not, { operator: 'none', found: ['cat', 'fox'], missing: [] }]);
+      expect(all[DATA_JSON]).toBe(JSON.stringify(all.data));
+      const mixed = await runCheck(check, chatResponse('a fox'), deps(), never);
+      expect(mixed).not.toBe(await runCheck(check, chatResponse('a fox'), deps(), never));
+      expect(mixed).toEqual({ verdict: not, data: { operator: 'none', found: ['fox'], missing: ['cat'] } });
+    }
   });
 
   it('not inverts', async () => {

@@ -1,12 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_REGEX_INPUT } from '../../src/util/bounded-regex.js';
 import { requestInput } from '../../src/checks/text.js';
-import { chatRequest, chatResponse, expectInvalid, run, verdict } from './_helpers.js';
+import { resolveCheck, runCheck } from '../../src/checks/registry.js';
+import { DATA_JSON } from '../../src/checks/types.js';
+import { chatRequest, chatResponse, deps, expectInvalid, run, verdict } from './_helpers.js';
 
 describe('regexMatch', () => {
   it('passes when the text matches, fails when it does not', async () => {
     expect(await verdict('regexMatch', { rule: '\\d{4}' }, chatRequest('pin 1234'))).toBe(true);
     expect(await verdict('regexMatch', { rule: '\\d{4}' }, chatRequest('no digits'))).toBe(false);
+  });
+
+  it('no match is one shared outcome, and with not: true one shared inverse (made once, frozen)', async () => {
+    const never = new AbortController().signal;
+    const check = resolveCheck('regexMatch', { rule: '\\d{3}-\\d{2}-\\d{4}', not: true }, 'p');
+    const a = await runCheck(check, chatRequest('hello'), deps(), never);
+    const b = await runCheck(check, chatRequest('hello again'), deps(), never);
+    expect(b).toBe(a);
+    expect(Object.isFrozen(a)).toBe(true);
+    expect([a.verdict, a.data, a[DATA_JSON]]).toEqual([true, { matched: false }, '{"matched":false}']);
+    const hit = await runCheck(check, chatRequest('ssn 123-45-6789'), deps(), never);
+    expect([hit.verdict, hit.data]).toEqual([false, { matched: true, offset: 4 }]);
   });
 
   it('not: true inverts (deny what matches)', async () => {
