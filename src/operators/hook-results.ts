@@ -54,9 +54,8 @@ export function hookResults(ctx: HookResultsSource, strict: boolean): MonoTypeOp
             const parts = [ev.raw!.slice(0, end), hasMembers(body) ? ',"hook_results":' : '"hook_results":'];
             pushHookResults(account, parts);
             parts.push('}');
-            next = { type: 'json', status, body: undefined, raw: parts.join(''), meta: ev.meta };
-          } else next = { type: 'json', status, body: { ...body, hook_results: hookResultsBody(account) }, meta: ev.meta };
-          if (ev.usage) next.usage = ev.usage;
+            next = { type: 'json', status, body: undefined, raw: parts.join(''), meta: ev.meta, usage: ev.usage };
+          } else next = { type: 'json', status, body: { ...body, hook_results: hookResultsBody(account) }, raw: undefined, meta: ev.meta, usage: ev.usage };
           subscriber.next(next);
         },
         error: (e: unknown) => subscriber.error(e),

@@ -99,6 +99,10 @@ export function newContext(
 ): RequestContext {
   const ctx: RequestContext = {
     traceId,
+    // Declared here although most requests run no hook: a context whose hooks ran then has the same
+    // hidden class as one whose did not (adding the field later would fork them, and every stage
+    // reading a context after it would meet two shapes).
+    hooks: undefined,
     request,
     pathname,
     workspace,
