@@ -35,6 +35,16 @@ describe('hookResults', () => {
     expect(JSON.parse(o.raw!)).toEqual({ ...(ev.body as object), hook_results: JSON.parse(JSON.stringify(hookResultsBody(a))) });
   });
 
+  it("the decorated answer has the members of the decoder's answer, in its order (one hidden class), its usage kept", async () => {
+    // The decoder always sets usage, undefined when the provider sent none.
+    for (const usage of [{ prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 }, undefined]) {
+      const decoded: GatewayEvent = { type: 'json', status: 200, body: JSON.parse(answer('hi').raw!) as unknown, raw: answer('hi').raw!, meta, usage };
+      const [out] = await runAll(of<GatewayEvent>(decoded), hookResults({ hooks: account() }, false));
+      expect(Object.keys(out!)).toEqual(Object.keys(decoded));
+      expect(json(out!).usage).toBe(usage);
+    }
+  });
+
   it('a check failed without deny: 246', async () => {
     const [out] = await runAll(of<GatewayEvent>(answer('hi')), hookResults({ hooks: account(true) }, false));
     expect(json(out!).status).toBe(246);

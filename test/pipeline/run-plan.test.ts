@@ -197,6 +197,18 @@ describe('PlanRunner: input guardrails', () => {
     expect(a.requests).toHaveLength(2);
   });
 
+  it('a context has the same members, in the same order, whether its hooks ran or not (one hidden class)', async () => {
+    const { deps, clock } = h({ hooks: hookDeps() });
+    const plain = context(clock);
+    const guarded = context(clock);
+    const runner = new PlanRunner(deps);
+    await collect(runner.run(plan(target(a)), plain));
+    await collect(runner.run(plan({ ...target(a), ...guard(10) }), guarded));
+    expect(plain.hooks).toBeUndefined();
+    expect(guarded.hooks?.before).toHaveLength(1);
+    expect(Object.keys(guarded)).toEqual(Object.keys(plain));
+  });
+
   it('a deny ends the request with 446 before the provider is called', async () => {
     const { deps, clock } = h({ hooks: hookDeps() });
     const o = await collect(new PlanRunner(deps).run(plan({ ...target(a), input_guardrails: [{ 'default.contains': { words: ['hi'], operator: 'none' }, deny: true }] }), context(clock)));
