@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { requestHooks, requestHooksNow } from '../../src/operators/request-hooks.js';
+import { deniedError, requestHooks, requestHooksNow } from '../../src/operators/request-hooks.js';
+import { hookResultsJson, keepResultJson } from '../../src/checks/hook-results-json.js';
+import type { HookAccount, HookResult } from '../../src/checks/hooks.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { RESULT_JSON } from '../../src/checks/hooks.js';
 import { gate } from '../routing/helpers.js';
@@ -158,5 +160,29 @@ describe('requestHooksNow (the plan runs all-computing stages without an Observa
     bodiless.request.body = undefined;
     now(bodiless);
     expect([models.hooks, bodiless.hooks]).toEqual([undefined, undefined]);
+  });
+});
+
+describe('deniedError', () => {
+  it("an answer's 446 leaves out a webhook's data, and the kept text of a result that quoted it", () => {
+    const passed: HookResult = {
+      id: 'output_guardrails[0]',
+      verdict: true,
+      deny: false,
+      async: false,
+      checks: [{ id: 'default.webhook', verdict: true, data: { quoted: 'the secret answer' }, error: null, execution_time: 1, transformed: false }],
+      execution_time: 1,
+      transformed: false,
+      target: 'config',
+    };
+    keepResultJson(passed);
+    expect(passed[RESULT_JSON]).toContain('the secret answer');
+    const account: HookAccount = { before: [], after: [passed], failed: false };
+    const results = deniedError(account, 'answer').extra?.hook_results as { after_request_hooks: HookResult[] };
+    const scrubbed = results.after_request_hooks[0]!;
+    expect(scrubbed.checks[0]!.data).toBeNull();
+    expect(scrubbed[RESULT_JSON]).toBeUndefined();
+    expect(hookResultsJson({ before: [], after: [scrubbed], failed: false })).not.toContain('the secret answer');
+    expect(passed[RESULT_JSON]).toContain('the secret answer'); // the account's own result is not changed
   });
 });
