@@ -37,13 +37,22 @@ export const contains: CheckDef<Params> = {
   run(input, p) {
     const text = phaseText(input, 'allText');
     const words = p.words;
-    let n = 0;
-    for (let i = 0; i < words.length; i++) if (text.includes(words[i]!)) n++;
-    if (n === 0) return fixedOutcomes(p).none;
-    if (n === words.length) return fixedOutcomes(p).all;
-    const found: string[] = [];
-    const missing: string[] = [];
-    for (const w of words) (text.includes(w) ? found : missing).push(w);
-    return { verdict: byOperator(p.operator, found.length, words.length), data: { operator: p.operator, found, missing } };
+    // One search per word; the lists are made only when the words split (the words before the
+    // first split all went the same way as the first one).
+    const first = text.includes(words[0]!);
+    let found: string[] | undefined;
+    let missing: string[] | undefined;
+    for (let i = 1; i < words.length; i++) {
+      const w = words[i]!;
+      const hit = text.includes(w);
+      if (found === undefined) {
+        if (hit === first) continue;
+        found = first ? words.slice(0, i) : [];
+        missing = first ? [] : words.slice(0, i);
+      }
+      (hit ? found : missing!).push(w);
+    }
+    if (found === undefined) return first ? fixedOutcomes(p).all : fixedOutcomes(p).none;
+    return { verdict: byOperator(p.operator, found.length, words.length), data: { operator: p.operator, found, missing: missing! } };
   },
 };

@@ -41,6 +41,16 @@ describe('contains', () => {
     }
   });
 
+  it('found and missing list the words in their configured order, whatever the split', async () => {
+    const words = ['ant', 'bee', 'cat', 'dog'];
+    for (let mask = 0; mask < 16; mask++) {
+      const present = words.filter((_, i) => mask & (1 << i));
+      const out = await run('contains', { words, operator: 'all' }, chatResponse(`here: ${present.join(' ')}`));
+      expect(out.data, `mask ${mask}`).toEqual({ operator: 'all', found: present, missing: words.filter((w) => !present.includes(w)) });
+      expect(out.verdict).toBe(present.length === words.length);
+    }
+  });
+
   it('not inverts', async () => {
     expect(await verdict('contains', { words: ['fox'], not: true }, text)).toBe(false);
   });
