@@ -10,9 +10,10 @@ const Params = z.strictObject({
 });
 type Params = z.infer<typeof Params>;
 
-/** A frozen outcome, its data's JSON text written once. */
-function fixedOutcome(verdict: boolean, data: { operator: string; found: string[]; missing: string[] }): CheckOutcome {
-  const out: CheckOutcome = { verdict, data: Object.freeze({ operator: data.operator, found: Object.freeze(data.found), missing: Object.freeze(data.missing) }) };
+/** The frozen outcome of a config when these words were found, its data's JSON text written once. */
+function fixedOutcome(p: Params, found: readonly string[], missing: readonly string[]): CheckOutcome {
+  const data = Object.freeze({ operator: p.operator, found: Object.freeze([...found]), missing: Object.freeze([...missing]) });
+  const out: CheckOutcome = { verdict: byOperator(p.operator, found.length, p.words.length), data };
   out[DATA_JSON] = JSON.stringify(data);
   return Object.freeze(out);
 }
@@ -22,8 +23,8 @@ function fixedOutcome(verdict: boolean, data: { operator: string; found: string[
  * common answer to a deny list is "none found"; outcomes are read, never changed).
  */
 const fixedOutcomes = memoByObject((p: Params) => ({
-  none: fixedOutcome(byOperator(p.operator, 0, p.words.length), { operator: p.operator, found: [], missing: [...p.words] }),
-  all: fixedOutcome(byOperator(p.operator, p.words.length, p.words.length), { operator: p.operator, found: [...p.words], missing: [] }),
+  none: fixedOutcome(p, [], p.words),
+  all: fixedOutcome(p, p.words, []),
 }));
 
 /**

@@ -1,5 +1,5 @@
 import { map, Observable, type MonoTypeOperatorFunction } from 'rxjs';
-import { hookResultsBody, RESULT_JSON, runHook, runHookSync, runsSync, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
+import { hookResultsBody, runHook, runHookSync, runsSync, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
 import { keepResultJson } from '../checks/hook-results-json.js';
 import { requestInput, withBodies } from '../checks/text.js';
 import type { CheckDeps, CheckEndpoint, CheckInput } from '../checks/types.js';
@@ -49,8 +49,7 @@ export function deniedError(account: HookAccount, phase: 'request' | 'answer'): 
   if (phase === 'answer') {
     const scrub = (h: HookAccount['after'][number]) =>
       h.checks.some((c) => FOREIGN_DATA.has(c.id) && c.data !== undefined && c.data !== null)
-        ? // the copy drops the kept text too: it quotes the data left out
-          { ...h, [RESULT_JSON]: undefined, checks: h.checks.map((c) => (FOREIGN_DATA.has(c.id) ? { ...c, data: null } : c)) }
+        ? { ...h, checks: h.checks.map((c) => (FOREIGN_DATA.has(c.id) ? { ...c, data: null } : c)) }
         : h;
     results = { before_request_hooks: results.before_request_hooks, after_request_hooks: results.after_request_hooks.map(scrub) };
   }
@@ -78,14 +77,22 @@ interface RequestStage {
   deps: HookStageDeps;
 }
 
-/** One sync hook's run taken into the account: the body it leaves (a mutator's); throws the 446. */
-function take(stage: RequestStage, account: HookAccount, h: HookSpec, run: HookRun, body: Record<string, unknown>): Record<string, unknown> {
-  const result = run.result;
-  account.before.push(result);
-  measureHook(result, h.list, stage.deps.telemetry);
-  if (result.deny) throw deniedError(account, 'request');
+/**
+ * A sync hook's final result taken into the request's account, by either stage (`before` for the
+ * request's hooks, `after` for the answer's): measured; a denial throws the 446; a failure without
+ * deny marks the request (246); its `hook_results` text written while it is fresh.
+ */
+export function takeResult(stage: { deps: HookStageDeps; resultsJson: boolean }, account: HookAccount, side: 'before' | 'after', list: HookSpec['list'], result: HookResult): void {
+  account[side].push(result);
+  measureHook(result, list, stage.deps.telemetry);
+  if (result.deny) throw deniedError(account, side === 'before' ? 'request' : 'answer');
   if (!result.verdict) account.failed = true;
   if (stage.resultsJson) keepResultJson(result);
+}
+
+/** One sync hook's run taken into the account: the body it leaves (a mutator's); throws the 446. */
+function take(stage: RequestStage, account: HookAccount, h: HookSpec, run: HookRun, body: Record<string, unknown>): Record<string, unknown> {
+  takeResult(stage, account, 'before', h.list, run.result);
   return run.transformed?.request ? run.transformed.request.body : body;
 }
 

@@ -1,11 +1,10 @@
 import { identity, Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { chunksToJson, jsonToChunks } from '../cache/assemble.js';
 import { runHook, runHookSync, runsSync, type HookRun, type HookSpec } from '../checks/hooks.js';
-import { keepResultJson } from '../checks/hook-results-json.js';
 import { responseInput, withBodies } from '../checks/text.js';
 import type { CheckEndpoint, CheckInput } from '../checks/types.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
-import { accountOf, deniedError, measureHook, runInBackground, type HookedRequest, type HookStageDeps, type StageOptions } from './request-hooks.js';
+import { accountOf, runInBackground, takeResult, type HookedRequest, type HookStageDeps, type StageOptions } from './request-hooks.js';
 
 /** One target's answer hooks as the answer path uses them, sorted once per plan. */
 interface AnswerStage {
@@ -29,17 +28,10 @@ function answerInput(ctx: HookedRequest, body: unknown, status: number): CheckIn
 
 /** One hook's run taken into the account: the (maybe mutated) body; throws the 446. A failure without deny marks `meta`. */
 function take(stage: AnswerStage, ctx: HookedRequest, h: HookSpec, run: HookRun, body: unknown, meta: AnswerMeta): unknown {
-  const account = accountOf(ctx);
   const result = run.result;
   result.target = stage.target;
-  account.after.push(result);
-  measureHook(result, h.list, stage.deps.telemetry);
-  if (result.deny) throw deniedError(account, 'answer');
-  if (!result.verdict) {
-    account.failed = true;
-    meta.hooksFailed = true;
-  }
-  if (stage.resultsJson) keepResultJson(result);
+  takeResult(stage, accountOf(ctx), 'after', h.list, result);
+  if (!result.verdict) meta.hooksFailed = true;
   return run.transformed?.response ? run.transformed.response.body : body;
 }
 
