@@ -9,11 +9,11 @@
  * - each result's entry is a few concatenations; the answer's parts are collected in an array and
  *   joined once (`pushHookResults`), so the answer they are spliced into is one flat string, not a
  *   tree of concatenations the socket write must flatten;
- * - a hook's entry is written when the stage takes its result (`keepResultJson`), while its objects
- *   are still in the CPU's caches; the answer's splice then joins a few strings;
+ * - a hook's entry is written when the stage takes its result (`keepResultJson`, RESULT_JSON), while
+ *   its objects are still in the CPU's caches; the answer's splice then joins a few strings;
  * - `execution_time` is written from whole microseconds (`jsonMs3`).
  */
-import type { HookAccount, HookResult } from './hooks.js';
+import { RESULT_JSON, type HookAccount, type HookResult } from './hooks.js';
 import type { CheckResult } from './settle.js';
 import { DATA_JSON } from './types.js';
 import { IdVariants } from '../util/id-variants.js';
@@ -50,27 +50,17 @@ function pushList(list: readonly HookResult[], out: string[]): void {
   for (let i = 0; i < list.length; i++) {
     if (i > 0) out.push(',');
     const h = list[i]!;
-    out.push(KEPT.get(h) ?? hookJson(h));
+    out.push(h[RESULT_JSON] ?? hookJson(h));
   }
 }
 
 /**
- * Results' entries written when their stage took them, by result object: a copy of a result (the
- * scrubbed ones of a 446, an async result with `deny: false`) is another object and has none, so a
- * kept text can never stand for a result that differs from it.
- */
-const KEPT = new WeakMap<HookResult, string>();
-
-/**
- * Writes the result's `hook_results` entry now and keeps it for the answer's splice: call it once the
- * result is final (its `target` set), as a stage takes it into the account.
+ * Writes the result's `hook_results` entry now and keeps it on the result (RESULT_JSON): call it once
+ * the result is final (its `target` set), as a stage takes it into the account.
  */
 export function keepResultJson(h: HookResult): void {
-  KEPT.set(h, hookJson(h));
+  h[RESULT_JSON] = hookJson(h);
 }
-
-/** The entry kept for this result object, if its stage wrote one. */
-export const keptResultJson = (h: HookResult): string | undefined => KEPT.get(h);
 
 /** Appends the parts of `JSON.stringify(hookResultsBody(a))` to `out` (join them with ''). */
 export function pushHookResults(a: HookAccount, out: string[]): void {

@@ -1,5 +1,5 @@
 import { map, Observable, type MonoTypeOperatorFunction } from 'rxjs';
-import { hookResultsBody, runHook, runHookSync, runsSync, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
+import { hookResultsBody, RESULT_JSON, runHook, runHookSync, runsSync, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
 import { keepResultJson } from '../checks/hook-results-json.js';
 import { requestInput, withBodies } from '../checks/text.js';
 import type { CheckDeps, CheckEndpoint, CheckInput } from '../checks/types.js';
@@ -49,7 +49,8 @@ export function deniedError(account: HookAccount, phase: 'request' | 'answer'): 
   if (phase === 'answer') {
     const scrub = (h: HookAccount['after'][number]) =>
       h.checks.some((c) => FOREIGN_DATA.has(c.id) && c.data !== undefined && c.data !== null)
-        ? { ...h, checks: h.checks.map((c) => (FOREIGN_DATA.has(c.id) ? { ...c, data: null } : c)) }
+        ? // the copy drops the kept text too: it quotes the data left out
+          { ...h, [RESULT_JSON]: undefined, checks: h.checks.map((c) => (FOREIGN_DATA.has(c.id) ? { ...c, data: null } : c)) }
         : h;
     results = { before_request_hooks: results.before_request_hooks, after_request_hooks: results.after_request_hooks.map(scrub) };
   }

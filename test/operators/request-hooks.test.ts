@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deniedError, requestHooks, requestHooksNow } from '../../src/operators/request-hooks.js';
-import { hookResultsJson, keepResultJson, keptResultJson } from '../../src/checks/hook-results-json.js';
-import type { HookAccount, HookResult } from '../../src/checks/hooks.js';
+import { hookResultsJson, keepResultJson } from '../../src/checks/hook-results-json.js';
+import { RESULT_JSON, type HookAccount, type HookResult } from '../../src/checks/hooks.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { gate } from '../routing/helpers.js';
 import { chatCtx, compile, run1, stageDepsPerTest } from './hook-stages.helpers.js';
@@ -32,9 +32,9 @@ describe('requestHooks', () => {
     const hooks = compile('input_guardrails', [SSN, { 'default.wordCount': { minWords: 3, maxWords: 5 } }]);
     const ctx = await run1(chatCtx('hello there'), requestHooks(hooks, d));
     expect(ctx.hooks!.before).toHaveLength(2);
-    for (const r of ctx.hooks!.before) expect(keptResultJson(r)).toBe(JSON.stringify(r));
+    for (const r of ctx.hooks!.before) expect(r[RESULT_JSON]).toBe(JSON.stringify(r));
     const strict = await run1(chatCtx('hello there'), requestHooks(hooks, d, { resultsJson: false }));
-    expect(strict.hooks!.before.map((r) => keptResultJson(r))).toEqual([undefined, undefined]);
+    expect(strict.hooks!.before.map((r) => r[RESULT_JSON])).toEqual([undefined, undefined]);
   });
 
   it('a failing guardrail with deny is a 446 carrying hook_results, and nothing is emitted', async () => {
@@ -175,13 +175,13 @@ describe('deniedError', () => {
       target: 'config',
     };
     keepResultJson(passed);
-    expect(keptResultJson(passed)).toContain('the secret answer');
+    expect(passed[RESULT_JSON]).toContain('the secret answer');
     const account: HookAccount = { before: [], after: [passed], failed: false };
     const results = deniedError(account, 'answer').extra?.hook_results as { after_request_hooks: HookResult[] };
     const scrubbed = results.after_request_hooks[0]!;
     expect(scrubbed.checks[0]!.data).toBeNull();
-    expect(keptResultJson(scrubbed)).toBeUndefined();
+    expect(scrubbed[RESULT_JSON]).toBeUndefined();
     expect(hookResultsJson({ before: [], after: [scrubbed], failed: false })).not.toContain('the secret answer');
-    expect(keptResultJson(passed)).toContain('the secret answer'); // the account's own result is not changed
+    expect(passed[RESULT_JSON]).toContain('the secret answer'); // the account's own result is not changed
   });
 });

@@ -2,7 +2,7 @@ import { EMPTY, of, Subject, type MonoTypeOperatorFunction } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { responseHooks } from '../../src/operators/response-hooks.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import { keptResultJson } from '../../src/checks/hook-results-json.js';
+import { RESULT_JSON } from '../../src/checks/hooks.js';
 import type { GatewayEvent } from '../../src/upstream/events.js';
 import { answer, chatCtx, compile, runAll, stageDepsPerTest } from './hook-stages.helpers.js';
 
@@ -45,11 +45,11 @@ describe('responseHooks', () => {
     const ctx = chatCtx('hi');
     await runAll(of<GatewayEvent>(answer('All good.')), responseHooks(hooks, 'config.targets[0]', d)(ctx));
     expect(ctx.hooks!.after.map((r) => r.verdict)).toEqual([true, false]);
-    for (const r of ctx.hooks!.after) expect(keptResultJson(r)).toBe(JSON.stringify(r));
-    expect(keptResultJson(ctx.hooks!.after[1]!)).toContain('"target":"config.targets[0]"');
+    for (const r of ctx.hooks!.after) expect(r[RESULT_JSON]).toBe(JSON.stringify(r));
+    expect(ctx.hooks!.after[1]![RESULT_JSON]).toContain('"target":"config.targets[0]"');
     const strict = chatCtx('hi');
     await runAll(of<GatewayEvent>(answer('All good.')), responseHooks(hooks, 'config', d, { resultsJson: false })(strict));
-    expect(strict.hooks!.after.map((r) => keptResultJson(r))).toEqual([undefined, undefined]);
+    expect(strict.hooks!.after.map((r) => r[RESULT_JSON])).toEqual([undefined, undefined]);
   });
 
   it('a denied JSON answer is a 446 that never quotes it', async () => {

@@ -7,7 +7,7 @@ import { VirtualTimeScheduler } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { embedLocal } from '../../src/cache/local-embedder.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import { keptResultJson } from '../../src/checks/hook-results-json.js';
+import { RESULT_JSON } from '../../src/checks/hooks.js';
 import type { CacheDeps, PipelineDeps } from '../../src/pipeline/context.js';
 import { PlanRunner } from '../../src/pipeline/run-plan.js';
 import { stageDepsPerTest } from '../operators/hook-stages.helpers.js';
@@ -218,10 +218,10 @@ describe('PlanRunner: input guardrails', () => {
     await collect(runner.run(plan({ ...target(a), ...both }), open));
     const kept = [...open.hooks!.before, ...open.hooks!.after];
     expect(kept).toHaveLength(2);
-    for (const r of kept) expect(keptResultJson(r)).toBe(JSON.stringify(r));
+    for (const r of kept) expect(r[RESULT_JSON]).toBe(JSON.stringify(r));
     const strict = context(clock);
     await collect(runner.run(plan({ ...target(a), ...both, strict_vendor_compliance: true }), strict));
-    expect([...strict.hooks!.before, ...strict.hooks!.after].map((r) => keptResultJson(r))).toEqual([undefined, undefined]);
+    expect([...strict.hooks!.before, ...strict.hooks!.after].map((r) => r[RESULT_JSON])).toEqual([undefined, undefined]);
   });
 
   it('a deny ends the request with 446 before the provider is called', async () => {
