@@ -165,7 +165,10 @@ describe('/v1/api-keys (memory store)', () => {
       expect((await a('GET', PATH)).json).toEqual({ object: 'list', data: [], total: 0 });
       const ids: string[] = [];
       for (const n of ['k1', 'k2', 'k3']) ids.push((await a('POST', PATH, { name: n, workspace_id: n === 'k3' ? 'ws-3' : 'ws-1' })).json.id);
-      expect((await a('GET', `${PATH}?page_size=2&current_page=1`)).json.data.map((k: { id: string }) => k.id)).toEqual([ids[2]]);
+      // Listed by created_at, then id: keys made in the same millisecond come in id order, not creation order.
+      const all = (await a('GET', PATH)).json.data.map((k: { id: string }) => k.id) as string[];
+      expect([...all].sort()).toEqual([...ids].sort());
+      expect((await a('GET', `${PATH}?page_size=2&current_page=1`)).json.data.map((k: { id: string }) => k.id)).toEqual([all[2]]);
       expect((await a('GET', `${PATH}?page_size=0`)).json).toEqual({ object: 'list', data: [], total: 3 });
       expect((await a('GET', `${PATH}?workspace_id=ws-3`)).json.data.map((k: { id: string }) => k.id)).toEqual([ids[2]]);
       expect((await a('GET', `${PATH}?current_page=9`)).json).toEqual({ object: 'list', data: [], total: 3 });
