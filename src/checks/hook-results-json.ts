@@ -9,11 +9,9 @@
  * - each result's entry is a few concatenations; the answer's parts are collected in an array and
  *   joined once (`pushHookResults`), so the answer they are spliced into is one flat string, not a
  *   tree of concatenations the socket write must flatten;
- * - a hook's entry is written when the stage takes its result (`keepResultJson`, RESULT_JSON), while
- *   its objects are still in the CPU's caches; the answer's splice then joins a few strings;
  * - `execution_time` is written from whole microseconds (`jsonMs3`).
  */
-import { RESULT_JSON, type HookAccount, type HookResult } from './hooks.js';
+import type { HookAccount, HookResult } from './hooks.js';
 import type { CheckResult } from './settle.js';
 import { DATA_JSON } from './types.js';
 import { IdVariants } from '../util/id-variants.js';
@@ -49,17 +47,8 @@ function hookJson(h: HookResult): string {
 function pushList(list: readonly HookResult[], out: string[]): void {
   for (let i = 0; i < list.length; i++) {
     if (i > 0) out.push(',');
-    const h = list[i]!;
-    out.push(h[RESULT_JSON] ?? hookJson(h));
+    out.push(hookJson(list[i]!));
   }
-}
-
-/**
- * Writes the result's `hook_results` entry now and keeps it on the result (RESULT_JSON): call it once
- * the result is final (its `target` set), as a stage takes it into the account.
- */
-export function keepResultJson(h: HookResult): void {
-  h[RESULT_JSON] = hookJson(h);
 }
 
 /** Appends the parts of `JSON.stringify(hookResultsBody(a))` to `out` (join them with ''). */

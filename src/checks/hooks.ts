@@ -44,14 +44,6 @@ export interface HookSpec {
 
 export { DEFAULT_CHECK_TIMEOUT_MS };
 
-/**
- * A hook result's entry of `hook_results` as JSON text, written when the result was taken into the
- * request's account (hook-results-json.ts): while its objects are fresh, not after the upstream call,
- * when they have long left the CPU's caches. A symbol key: JSON.stringify and every answer leave it
- * out. It must be exactly `JSON.stringify(result)`, so it is written once the result is final.
- */
-export const RESULT_JSON: unique symbol = Symbol('sluice.hook.resultJson');
-
 /** One hook's result, as `hook_results` shows it. */
 export interface HookResult {
   id: string;
@@ -67,8 +59,6 @@ export interface HookResult {
   feedback?: Feedback;
   /** The target whose answer an output hook checked (JSON path). */
   target?: string;
-  /** Its JSON text, when written (see RESULT_JSON). */
-  [RESULT_JSON]?: string;
 }
 
 export interface HookRun {

@@ -1,6 +1,5 @@
 import { map, Observable, type MonoTypeOperatorFunction } from 'rxjs';
-import { hookResultsBody, RESULT_JSON, runHook, runHookSync, runsSync, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
-import { keepResultJson } from '../checks/hook-results-json.js';
+import { hookResultsBody, runHook, runHookSync, runsSync, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
 import { requestInput, withBodies } from '../checks/text.js';
 import type { CheckDeps, CheckEndpoint, CheckInput } from '../checks/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -49,8 +48,7 @@ export function deniedError(account: HookAccount, phase: 'request' | 'answer'): 
   if (phase === 'answer') {
     const scrub = (h: HookAccount['after'][number]) =>
       h.checks.some((c) => FOREIGN_DATA.has(c.id) && c.data !== undefined && c.data !== null)
-        ? // the copy drops the kept text too: it quotes the data left out
-          { ...h, [RESULT_JSON]: undefined, checks: h.checks.map((c) => (FOREIGN_DATA.has(c.id) ? { ...c, data: null } : c)) }
+        ? { ...h, checks: h.checks.map((c) => (FOREIGN_DATA.has(c.id) ? { ...c, data: null } : c)) }
         : h;
     results = { before_request_hooks: results.before_request_hooks, after_request_hooks: results.after_request_hooks.map(scrub) };
   }
@@ -59,41 +57,30 @@ export function deniedError(account: HookAccount, phase: 'request' | 'answer'): 
   });
 }
 
-/** How a stage is built, besides its hooks. */
-export interface StageOptions {
-  /**
-   * The answer carries `hook_results` (no `strict_vendor_compliance`): each result's JSON text is
-   * written as the stage takes it (keepResultJson). Default true.
-   */
-  resultsJson?: boolean;
-}
-
 /** The stage's hooks as the request path uses them, sorted once per plan. */
 interface RequestStage {
   sync: readonly HookSpec[];
   background: readonly HookSpec[];
   /** Every sync hook only computes: they run at once, no promise. */
   allSync: boolean;
-  resultsJson: boolean;
   deps: HookStageDeps;
 }
 
 /**
  * A sync hook's final result taken into the request's account, by either stage (`before` for the
  * request's hooks, `after` for the answer's): measured; a denial throws the 446; a failure without
- * deny marks the request (246); its `hook_results` text written while it is fresh.
+ * deny marks the request (246).
  */
-export function takeResult(stage: { deps: HookStageDeps; resultsJson: boolean }, account: HookAccount, side: 'before' | 'after', list: HookSpec['list'], result: HookResult): void {
+export function takeResult(telemetry: Telemetry, account: HookAccount, side: 'before' | 'after', list: HookSpec['list'], result: HookResult): void {
   account[side].push(result);
-  measureHook(result, list, stage.deps.telemetry);
+  measureHook(result, list, telemetry);
   if (result.deny) throw deniedError(account, side === 'before' ? 'request' : 'answer');
   if (!result.verdict) account.failed = true;
-  if (stage.resultsJson) keepResultJson(result);
 }
 
 /** One sync hook's run taken into the account: the body it leaves (a mutator's); throws the 446. */
 function take(stage: RequestStage, account: HookAccount, h: HookSpec, run: HookRun, body: Record<string, unknown>): Record<string, unknown> {
-  takeResult(stage, account, 'before', h.list, run.result);
+  takeResult(stage.deps.telemetry, account, 'before', h.list, run.result);
   return run.transformed?.request ? run.transformed.request.body : body;
 }
 
@@ -133,9 +120,9 @@ export function runInBackground(background: readonly HookSpec[], input: CheckInp
   );
 }
 
-function stageOf(hooks: readonly HookSpec[], deps: HookStageDeps, o: StageOptions): RequestStage {
+function stageOf(hooks: readonly HookSpec[], deps: HookStageDeps): RequestStage {
   const sync = hooks.filter((h) => !h.async);
-  return { sync, background: hooks.filter((h) => h.async), allSync: sync.every(runsSync), resultsJson: o.resultsJson !== false, deps };
+  return { sync, background: hooks.filter((h) => h.async), allSync: sync.every(runsSync), deps };
 }
 
 /**
@@ -163,8 +150,8 @@ function settle(ctx: HookedRequest, req: HookedRequest['request'], body: Record<
  * runs them on the context at once and throws the 446; the plan calls it without an Observable per
  * request. Undefined when a sync hook may wait on I/O (use `requestHooks`).
  */
-export function requestHooksNow<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps, o: StageOptions = {}): ((ctx: C) => void) | undefined {
-  const stage = stageOf(hooks, deps, o);
+export function requestHooksNow<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps): ((ctx: C) => void) | undefined {
+  const stage = stageOf(hooks, deps);
   if (!stage.allSync) return undefined;
   return (ctx) => {
     const req = ctx.request;
@@ -184,15 +171,15 @@ export function requestHooksNow<C extends HookedRequest>(hooks: readonly HookSpe
  * the stage makes one check input and, for computation checks only, no promise: those run as
  * `requestHooksNow` does (the plan calls that one directly).
  */
-export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps, o: StageOptions = {}): MonoTypeOperatorFunction<C> {
-  const now = requestHooksNow<C>(hooks, deps, o);
+export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps): MonoTypeOperatorFunction<C> {
+  const now = requestHooksNow<C>(hooks, deps);
   if (now) {
     return map((ctx) => {
       now(ctx);
       return ctx;
     });
   }
-  const stage = stageOf(hooks, deps, o);
+  const stage = stageOf(hooks, deps);
   return (ctx$: Observable<C>) =>
     new Observable<C>((subscriber) => {
       let pending = 0;

@@ -4,7 +4,7 @@ import { runHook, runHookSync, runsSync, type HookRun, type HookSpec } from '../
 import { responseInput, withBodies } from '../checks/text.js';
 import type { CheckEndpoint, CheckInput } from '../checks/types.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
-import { accountOf, runInBackground, takeResult, type HookedRequest, type HookStageDeps, type StageOptions } from './request-hooks.js';
+import { accountOf, runInBackground, takeResult, type HookedRequest, type HookStageDeps } from './request-hooks.js';
 
 /** One target's answer hooks as the answer path uses them, sorted once per plan. */
 interface AnswerStage {
@@ -16,7 +16,6 @@ interface AnswerStage {
   allSync: boolean;
   /** The target's JSON path, written into each result. */
   target: string;
-  resultsJson: boolean;
   deps: HookStageDeps;
 }
 
@@ -30,7 +29,7 @@ function answerInput(ctx: HookedRequest, body: unknown, status: number): CheckIn
 function take(stage: AnswerStage, ctx: HookedRequest, h: HookSpec, run: HookRun, body: unknown, meta: AnswerMeta): unknown {
   const result = run.result;
   result.target = stage.target;
-  takeResult(stage, accountOf(ctx), 'after', h.list, result);
+  takeResult(stage.deps.telemetry, accountOf(ctx), 'after', h.list, result);
   if (!result.verdict) meta.hooksFailed = true;
   return run.transformed?.response ? run.transformed.response.body : body;
 }
@@ -81,7 +80,7 @@ function answered(ev: Extract<GatewayEvent, { type: 'json' }>, body: unknown): G
  *
  * Built once per target of a plan; the function it returns makes the operator of one request.
  */
-export function responseHooks(hooks: readonly HookSpec[], target: string, deps: HookStageDeps, o: StageOptions = {}): (ctx: HookedRequest) => MonoTypeOperatorFunction<GatewayEvent> {
+export function responseHooks(hooks: readonly HookSpec[], target: string, deps: HookStageDeps): (ctx: HookedRequest) => MonoTypeOperatorFunction<GatewayEvent> {
   if (hooks.length === 0) return () => identity;
   const sync = hooks.filter((h) => !h.async);
   const stage: AnswerStage = {
@@ -90,7 +89,6 @@ export function responseHooks(hooks: readonly HookSpec[], target: string, deps: 
     hold: sync.some((h) => h.denyOnFail || h.denyOnSuccess),
     allSync: sync.every(runsSync),
     target,
-    resultsJson: o.resultsJson !== false,
     deps,
   };
   return (ctx) => {

@@ -1,7 +1,7 @@
 import { Observable, of, type Subscription } from 'rxjs';
 import { hooksOf } from '../plan/hooks.js';
 import type { HookSpec } from '../checks/hooks.js';
-import { requestHooks, requestHooksNow, type HookStageDeps, type StageOptions } from '../operators/request-hooks.js';
+import { requestHooks, requestHooksNow, type HookStageDeps } from '../operators/request-hooks.js';
 import { responseHooks } from '../operators/response-hooks.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { circuitBreaker, circuitOpenError } from '../operators/circuit-breaker.js';
@@ -41,9 +41,6 @@ function shouldFallBack(codes: readonly number[] | undefined) {
 
 type CacheSettings = NonNullable<NodeSettings['cache']>;
 
-/** A hook stage of a node with these settings: its results' JSON text is written unless the answer may not carry it. */
-const stageOptions = (settings: NodeSettings): StageOptions => ({ resultsJson: settings.strict_vendor_compliance !== true });
-
 /**
  * Plan → a function from a request's context to its Observable of events, composed once per plan
  * (compiled nodes are kept per plan node object, and plans are cached by the resolver). Everything
@@ -82,7 +79,7 @@ export class PlanRunner {
     if (cache && this.deps.cache && node.declares.includes('cache')) run = this.cached(node, cache, run);
     const hooks = hooksOf(node);
     for (const list of ['before_request_hooks', 'input_guardrails'] as const) {
-      if (node.declares.includes(list) && hooks[list].length > 0) run = this.requestStage(hooks[list], run, node.settings);
+      if (node.declares.includes(list) && hooks[list].length > 0) run = this.requestStage(hooks[list], run);
     }
     return run;
   }
@@ -94,9 +91,8 @@ export class PlanRunner {
   }
 
   /** Input guardrails or before hooks in front of `inner`: a deny is a 446 and `inner` never runs. */
-  private requestStage(hooks: readonly HookSpec[], inner: Run, settings: NodeSettings): Run {
-    const options = stageOptions(settings);
-    const now = requestHooksNow<RequestContext>(hooks, this.hookDeps(), options);
+  private requestStage(hooks: readonly HookSpec[], inner: Run): Run {
+    const now = requestHooksNow<RequestContext>(hooks, this.hookDeps());
     if (now) {
       // Hooks that only compute run at once when the node is subscribed (not when its Observable is
       // made: a strategy may make a child's and never run it); a throw is the 446.
@@ -111,7 +107,7 @@ export class PlanRunner {
           return inner(ctx).subscribe(subscriber);
         });
     }
-    const stage = requestHooks<RequestContext>(hooks, this.hookDeps(), options);
+    const stage = requestHooks<RequestContext>(hooks, this.hookDeps());
     // One context in, at most one out: `inner` runs on it once the stage lets it through (what
     // switchMap would do, without its per-request inner-subscription bookkeeping).
     return (ctx) =>
@@ -158,7 +154,7 @@ export class PlanRunner {
     const hooks = hooksOf(node);
     const answerHooks = [...hooks.output_guardrails, ...hooks.after_request_hooks];
     if (answerHooks.length > 0) {
-      const stage = responseHooks(answerHooks, node.path, this.hookDeps(), stageOptions(node.settings));
+      const stage = responseHooks(answerHooks, node.path, this.hookDeps());
       const call = run;
       run = (ctx) => call(ctx).pipe(stage(ctx));
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { hookResultsJson, keepResultJson, pushHookResults } from '../../src/checks/hook-results-json.js';
-import { hookResultsBody, RESULT_JSON, type HookAccount, type HookResult } from '../../src/checks/hooks.js';
+import { hookResultsJson, pushHookResults } from '../../src/checks/hook-results-json.js';
+import { hookResultsBody, type HookAccount, type HookResult } from '../../src/checks/hooks.js';
 import { resolveCheck } from '../../src/checks/registry.js';
 import { settleCheckSync } from '../../src/checks/settle.js';
 import { DATA_JSON } from '../../src/checks/types.js';
@@ -86,33 +86,6 @@ describe('hookResultsJson: shared heads', () => {
     const parts: string[] = [];
     pushHookResults(a, parts);
     expect(parts.join('')).toBe(JSON.stringify(hookResultsBody(a)));
-  });
-});
-
-describe('results written as they are taken (keepResultJson)', () => {
-  it('keeps exactly JSON.stringify of the result, and the answer is the same text with or without it', () => {
-    const h = hook({
-      id: 'output_guardrails[0]',
-      verdict: false,
-      checks: [{ id: 'default.contains', verdict: false, data: { operator: 'none', found: ['x'], missing: [] }, error: null, execution_time: 0.017, transformed: false }],
-      feedback: { value: -1 },
-      target: 'config.targets[1]',
-    });
-    const fresh: HookAccount = { before: [hook({ execution_time: 0.002 })], after: [{ ...h }], failed: true };
-    const before = hookResultsJson(fresh);
-    keepResultJson(h);
-    expect(h[RESULT_JSON]).toBe(JSON.stringify(h));
-    const kept: HookAccount = { before: fresh.before, after: [h], failed: true };
-    expect(hookResultsJson(kept)).toBe(before);
-    expect(before).toBe(JSON.stringify(hookResultsBody(fresh)));
-  });
-
-  it('the answer is written from the kept text, not the objects again', () => {
-    const h = hook({ id: 'kept' });
-    h[RESULT_JSON] = '{"id":"kept-text"}';
-    expect(hookResultsJson({ before: [h, hook({ id: 'fresh' })], after: [], failed: false })).toBe(
-      `{"before_request_hooks":[{"id":"kept-text"},${JSON.stringify(hook({ id: 'fresh' }))}],"after_request_hooks":[]}`,
-    );
   });
 });
 
