@@ -1,6 +1,6 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { hookResultsBody, type HookAccount } from '../checks/hooks.js';
-import { hookResultsJson, pushHookResults } from '../checks/hook-results-json.js';
+import { hookResultsJson } from '../checks/hook-results-json.js';
 import type { GatewayEvent } from '../upstream/events.js';
 
 /** The part of a request's context this stage reads: the pipeline's RequestContext is one. */
@@ -47,14 +47,11 @@ export function hookResults(ctx: HookResultsSource, strict: boolean): MonoTypeOp
           // The provider's text is kept as it came, the results spliced in before its closing brace
           // (no re-serialisation of the whole answer, no copy of the parsed one: the event then
           // carries the text only, as a cache replay does), unless it already names hook_results.
-          // One join makes the answer one flat string for the socket write.
           const end = ev.raw === undefined || 'hook_results' in body ? -1 : ev.raw.lastIndexOf('}');
           let next: GatewayEvent;
           if (end > 0) {
-            const parts = [ev.raw!.slice(0, end), hasMembers(body) ? ',"hook_results":' : '"hook_results":'];
-            pushHookResults(account, parts);
-            parts.push('}');
-            next = { type: 'json', status, body: undefined, raw: parts.join(''), meta: ev.meta, usage: ev.usage };
+            const raw = `${ev.raw!.slice(0, end)}${hasMembers(body) ? ',"hook_results":' : '"hook_results":'}${hookResultsJson(account)}}`;
+            next = { type: 'json', status, body: undefined, raw, meta: ev.meta, usage: ev.usage };
           } else next = { type: 'json', status, body: { ...body, hook_results: hookResultsBody(account) }, raw: undefined, meta: ev.meta, usage: ev.usage };
           subscriber.next(next);
         },

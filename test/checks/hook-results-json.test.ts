@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hookResultsJson, pushHookResults } from '../../src/checks/hook-results-json.js';
+import { hookResultsJson } from '../../src/checks/hook-results-json.js';
 import { hookResultsBody, type HookAccount, type HookResult } from '../../src/checks/hooks.js';
 import { resolveCheck } from '../../src/checks/registry.js';
 import { settleCheckSync } from '../../src/checks/settle.js';
@@ -53,6 +53,19 @@ describe('hookResultsJson', () => {
       failed: false,
     }));
 
+  it('every combination of data (written, generic, null, none), error, transformed, feedback and target', () => {
+    const datas: [unknown, string | undefined][] = [[{ count: 2 }, '{"count":2}'], [{ n: [1] }, undefined], [null, undefined], [undefined, undefined]];
+    for (const [data, written] of datas)
+      for (const error of [null, 'boom'])
+        for (const transformed of [false, true])
+          for (const feedback of [undefined, { value: 1 }])
+            for (const target of [undefined, 'config.targets[1]']) {
+              const check: HookAccount['before'][number]['checks'][number] = { id: 'default.x', verdict: error === null, data, error, execution_time: 0.5, transformed };
+              if (written !== undefined) check[DATA_JSON] = written;
+              same({ before: [hook({ id: 'h', transformed, feedback, target, checks: [check, { ...check, id: 'default.y' }] })], after: [], failed: false });
+            }
+  });
+
   it('data of any shape: arrays, nested objects, strings, undefined', () =>
     same({
       before: [
@@ -79,13 +92,6 @@ describe('hookResultsJson: shared heads', () => {
             after: [hook({ id: 'shared', verdict: !verdict, deny: !deny, async, checks: [{ id: 'default.notNull', verdict, data: null, error: null, execution_time: 0.2, transformed: false }], target: 'config.targets[0]' })],
             failed: false,
           });
-  });
-
-  it('pushHookResults gives the parts of the same text', () => {
-    const a: HookAccount = { before: [hook({ checks: [{ id: 'x', verdict: true, data: { n: 1 }, error: null, execution_time: 1, transformed: false }] })], after: [], failed: false };
-    const parts: string[] = [];
-    pushHookResults(a, parts);
-    expect(parts.join('')).toBe(JSON.stringify(hookResultsBody(a)));
   });
 });
 
