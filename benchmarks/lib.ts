@@ -459,19 +459,21 @@ export async function runAutocannon(
   };
 }
 
+/** Path of the executable `name` on PATH, or null. */
+export function onPath(name: string): string | null {
+  for (const dir of (process.env.PATH ?? '').split(':')) {
+    const p = path.join(dir, name);
+    if (dir && existsSync(p)) return p;
+  }
+  return null;
+}
+
 let wrkPath: string | null | undefined;
 /** Path of the wrk binary, or null when it is not installed. */
 export function findWrk(): string | null {
   if (wrkPath !== undefined) return wrkPath;
-  wrkPath = null;
-  if (process.env.BENCH_NO_WRK === '1') return wrkPath; // force the autocannon fallback (testing)
-  for (const dir of (process.env.PATH ?? '').split(':')) {
-    const p = path.join(dir, 'wrk');
-    if (dir && existsSync(p)) {
-      wrkPath = p;
-      break;
-    }
-  }
+  // BENCH_NO_WRK=1 forces the autocannon fallback (testing).
+  wrkPath = process.env.BENCH_NO_WRK === '1' ? null : onPath('wrk');
   return wrkPath;
 }
 

@@ -41,6 +41,7 @@ import {
   freePort,
   installCleanup,
   machineInfo,
+  onPath,
   median,
   pinSelf,
   readRssMb,
@@ -170,9 +171,9 @@ async function main(opts: CliOptions, argv: string[]): Promise<void> {
 
   const cpuProfDir = process.env.BENCH_CPU_PROF;
   let gatewayCount = 0;
-  const startGateway = async (env: Record<string, string> = {}, name = 'gateway'): Promise<ManagedProcess> => {
+  const startGateway = async (env: Record<string, string> = {}, name = 'gateway', extraNodeArgs: string[] = []): Promise<ManagedProcess> => {
     const port = await freePort();
-    const nodeArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
+    const nodeArgs = [...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []), ...extraNodeArgs];
     const p = await startProcess({
       name,
       cpu: CFG.cpu.gateway,
@@ -211,6 +212,25 @@ async function main(opts: CliOptions, argv: string[]): Promise<void> {
       await p.stop(1000);
       throw new Error(`minimal-proxy smoke request failed: ${r.status} ${r.body.slice(0, 300)}`);
     }
+    return p;
+  };
+  /**
+   * A process that keeps the load core from idling: a busy loop under SCHED_IDLE (`chrt --idle`), so
+   * it runs only when nothing else on that core wants to, and takes next to no time from the upstream
+   * and the load generator. Undefined when `chrt` is missing. Its CPU is not noise.
+   */
+  const holdLoadCore = async (): Promise<ManagedProcess | undefined> => {
+    if (!onPath('chrt')) return undefined;
+    const p = await startProcess({
+      name: 'load-core holder',
+      cpu: CFG.cpu.load,
+      command: 'chrt',
+      args: ['--idle', '0', process.execPath, '-e', "process.stdout.write('holding\\n'); for (;;);"],
+      readyLine: /holding/,
+    });
+    commands['load-core holder'] = p.commandLine;
+    auxProcs.add(p);
+    void p.exited.then(() => auxProcs.delete(p));
     return p;
   };
   const otherPids = (measured?: ManagedProcess): Record<string, number> => {
@@ -274,6 +294,7 @@ async function main(opts: CliOptions, argv: string[]): Promise<void> {
     },
     startGateway,
     startMinimalProxy,
+    holdLoadCore,
     // The gateway's request headers, so both contenders parse the same request; the proxy forwards
     // only content-type and authorization.
     proxyTarget: (proxy, o = {}) => gatewayShaped(o.name ?? 'proxy', proxy, upstreamBase(), o.body),

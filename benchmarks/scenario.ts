@@ -76,7 +76,12 @@ export interface BenchContext {
   /** POST through the gateway with the route given as an inline x-gateway-config header only. */
   configTarget(config: Record<string, unknown>, opts?: { body?: string; gateway?: ManagedProcess; name?: string }): HttpTarget;
   /** Starts another gateway (pinned to the gateway core) with extra env; stopped at exit. */
-  startGateway(env?: Record<string, string>, name?: string): Promise<ManagedProcess>;
+  startGateway(env?: Record<string, string>, name?: string, nodeArgs?: string[]): Promise<ManagedProcess>;
+  /**
+   * Keeps the load core (upstream, load generators) from idling until the returned process is
+   * stopped: a SCHED_IDLE busy loop pinned to it. Undefined when `chrt` is not installed.
+   */
+  holdLoadCore(): Promise<ManagedProcess | undefined>;
   /**
    * Starts the reference contender, benchmarks/minimal-proxy.ts (node:http + one undici Pool to the
    * fake upstream), pinned to the gateway core. Stop it when the scenario's runs are done.

@@ -112,6 +112,31 @@ describe('micro-benchmarks', () => {
   });
 });
 
+describe('guardrails calibration preload', () => {
+  it('spends the CPU a request asks for (x-bench-spin-us) before its answer is written, and changes nothing else', async () => {
+    // A server in a child process with the preload, asking itself: with the header, the answer
+    // cannot arrive before the asked 30 ms have passed; both answers are the handler's own.
+    const script = `
+      import http from 'node:http';
+      const server = http.createServer((req, res) => res.end('ok:' + req.url));
+      server.listen(0, '127.0.0.1', async () => {
+        const url = 'http://127.0.0.1:' + server.address().port;
+        const t0 = performance.now();
+        const spun = await (await fetch(url + '/spun', { headers: { 'x-bench-spin-us': '30000' } })).text();
+        const spunMs = performance.now() - t0;
+        const plain = await (await fetch(url + '/plain')).text();
+        process.stdout.write(JSON.stringify({ spun, spunMs, plain }));
+        server.close();
+      });`;
+    const r = await run(process.execPath, ['--import', './benchmarks/calibration-spin.mjs', '--input-type=module', '-e', script]);
+    expect(r.stderr).toBe('');
+    const out = JSON.parse(r.stdout) as { spun: string; spunMs: number; plain: string };
+    expect(out.spun).toBe('ok:/spun');
+    expect(out.plain).toBe('ok:/plain');
+    expect(out.spunMs).toBeGreaterThanOrEqual(30);
+  });
+});
+
 describe('bench command line', () => {
   it('npm run bench -- --help prints the usage and exits without building or starting anything', async () => {
     const built = (): number | undefined => statSync(path.join(ROOT, 'dist', 'main.js'), { throwIfNoEntry: false })?.mtimeMs;
