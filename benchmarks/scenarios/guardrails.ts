@@ -277,6 +277,11 @@ export const guardrails: Scenario = {
       ...configs.map((c) => `${c.id}: ${c.label}`),
       `CPU µs/req is the gateway process at saturation (autocannon; medians over every ${G.windowS} s window). "CPU vs plain" is the median over the reps' gateway processes of each process's median ratio over ${G.pairs} alternating pairs of windows (as is, the ratio of the two medians: ${ratioStr(ratioOfMedians, 3)}). "@1k" is the CPU at ≈1,000 req/s (wrk, think time) on the main gateway, where cold caches inflate it.`,
       `Each topology ends with a calibration: a gateway process with benchmarks/calibration-spin.mjs preloaded spends a known ${CALIBRATION_SPIN_US} µs just before writing each answer whose request asks for it; "known ${CALIBRATION_SPIN_US} µs reads" is the median paired difference in its CPU per request (it counts as true within ±${Math.round(CALIBRATION_TOLERANCE * 100)}%). The limit is checked on the held load core (${checked.id === 'held' ? 'measured' : 'chrt missing: on the load core as is'}), and only when its calibration reads true.`,
+      ...(checked !== asIs
+        ? [
+            `cross-check: the held difference scaled by its calibration (${signed(checked.guardedUs - checked.plainUs, 1)} × ${CALIBRATION_SPIN_US} / ${checked.calibration.readUs.toFixed(1)} µs) over the plain config's CPU as is (${asIs.plainUs.toFixed(1)} µs): ${ratioStr(1 + ((checked.guardedUs - checked.plainUs) * CALIBRATION_SPIN_US) / checked.calibration.readUs / asIs.plainUs, 3)}`,
+          ]
+        : []),
       `per-rep p50 guarded − plain at ≈1,000 req/s: ${perRepP50Delta.map((x) => signed(x)).join(' / ')} ms`,
       'The guarded answer carries hook_results (2 hooks, 4 checks): a larger body to serialize and send; that is part of what a guardrail costs.',
     ];
