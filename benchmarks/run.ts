@@ -187,7 +187,7 @@ async function main(opts: CliOptions, argv: string[]): Promise<void> {
     return p;
   };
   const gateway = await startGateway();
-  /** Reference contenders (the minimal proxy) while they run; their CPU is not noise. */
+  /** Reference contenders (the minimal proxy) and the load-core holder while they run; their CPU is not noise. */
   const auxProcs = new Set<ManagedProcess>();
   const startMinimalProxy = async (): Promise<ManagedProcess> => {
     const port = await freePort();
@@ -217,17 +217,20 @@ async function main(opts: CliOptions, argv: string[]): Promise<void> {
   /**
    * A process that keeps the load core from idling: a busy loop under SCHED_IDLE (`chrt --idle`), so
    * it runs only when nothing else on that core wants to, and takes next to no time from the upstream
-   * and the load generator. Undefined when `chrt` is missing. Its CPU is not noise.
+   * and the load generator. It exits by itself once this process is gone (its parent changes), so a
+   * killed run cannot leave the core held for the next. Undefined when `chrt` is missing or refuses.
+   * Its CPU is not noise.
    */
   const holdLoadCore = async (): Promise<ManagedProcess | undefined> => {
     if (!onPath('chrt')) return undefined;
-    const p = await startProcess({
-      name: 'load-core holder',
-      cpu: CFG.cpu.load,
-      command: 'chrt',
-      args: ['--idle', '0', process.execPath, '-e', "process.stdout.write('holding\\n'); for (;;);"],
-      readyLine: /holding/,
-    });
+    const loop = "const parent = process.ppid; process.stdout.write('holding\\n'); for (let i = 1; ; i++) if (i % 1e8 === 0 && process.ppid !== parent) process.exit(0);";
+    let p: ManagedProcess;
+    try {
+      p = await startProcess({ name: 'load-core holder', cpu: CFG.cpu.load, command: 'chrt', args: ['--idle', '0', process.execPath, '-e', loop], readyLine: /holding/ });
+    } catch (e) {
+      log(`  ! could not hold the load core: ${(e as Error).message.split('\n')[0]}`);
+      return undefined;
+    }
     commands['load-core holder'] = p.commandLine;
     auxProcs.add(p);
     void p.exited.then(() => auxProcs.delete(p));

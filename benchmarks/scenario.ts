@@ -75,7 +75,7 @@ export interface BenchContext {
   upstreamConfig(prefix?: string): Record<string, unknown>;
   /** POST through the gateway with the route given as an inline x-gateway-config header only. */
   configTarget(config: Record<string, unknown>, opts?: { body?: string; gateway?: ManagedProcess; name?: string }): HttpTarget;
-  /** Starts another gateway (pinned to the gateway core) with extra env; stopped at exit. */
+  /** Starts another gateway (pinned to the gateway core) with extra env and node options; stopped at exit. */
   startGateway(env?: Record<string, string>, name?: string, nodeArgs?: string[]): Promise<ManagedProcess>;
   /**
    * Keeps the load core (upstream, load generators) from idling until the returned process is
@@ -90,8 +90,9 @@ export interface BenchContext {
   /** The same POST (same headers as gatewayTarget; the proxy ignores x-gateway-*) through the minimal proxy. */
   proxyTarget(proxy: ManagedProcess, opts?: { body?: string; name?: string }): HttpTarget;
   /**
-   * Pids of this benchmark's other live server processes (the main gateway unless it is `measured`,
-   * a running minimal proxy), so that noise accounting does not count them as foreign CPU.
+   * Pids of this benchmark's other live processes (the main gateway unless it is `measured`, a
+   * running minimal proxy, the load-core holder), so that noise accounting does not count them as
+   * foreign CPU.
    */
   otherPids(measured?: ManagedProcess): Record<string, number>;
   /** Results of scenarios that already ran, by id. */

@@ -63,21 +63,18 @@ async function smoke(plain: HttpTarget, guarded: HttpTarget): Promise<void> {
 
 /**
  * The calibration's known cost: CPU spent on the answer path, just before the write, by the
- * calibration process's preload (benchmarks/calibration-spin.mjs); about what the guardrails cost
- * there in the micro benchmark.
+ * calibration process's preload (benchmarks/calibration-spin.mjs); about what the guardrails add
+ * per request on the held load core.
  */
 export const CALIBRATION_SPIN_US = 14;
-/** A topology's CPU reading is taken as true when the known cost reads within this fraction of itself. */
-export const CALIBRATION_TOLERANCE = 0.3;
+/** A topology's CPU reading is usable when the known cost reads within this fraction of itself. */
+export const CALIBRATION_TOLERANCE = 0.25;
 
 /**
  * Where the measurement runs. `as-is`: the upstream and the load generator on the load core, which
- * idles between their bursts. `held`: the same with that core kept busy by a SCHED_IDLE loop. On
- * loopback a socket write runs the receiver's side of TCP and wakes the receiving process in the
- * writer's own time; waking a process whose core has gone idle costs the writer more, and every µs a
- * request spends before its writes lets that core go idle more often. As is, CPU added on the
- * request path is therefore charged about twice (the calibration shows it); held, the wake-up cost
- * is the same for every request and the reading is true.
+ * idles between their bursts; CPU added to the request path reads about twice there. `held`: the
+ * same with that core kept busy by a SCHED_IDLE loop, where it reads close to itself, but the plain
+ * config costs more. Why: benchmarks/README.md, "Calibrating the guardrails figure".
  */
 type Topology = 'as-is' | 'held';
 const TOPOLOGY_LABEL: Record<Topology, string> = {
@@ -130,11 +127,14 @@ async function pairedWindows(ctx: BenchContext, pair: [HttpTarget, HttpTarget], 
  * What a known CPU cost on the answer path reads as: a gateway process with the calibration preload,
  * the plain config with and without `x-bench-spin-us`, in alternating windows as the reps are.
  */
-async function calibrate(ctx: BenchContext, plainConfig: Record<string, unknown>): Promise<Calibration> {
+async function calibrate(ctx: BenchContext, plainConfig: Record<string, unknown>, suffix: string): Promise<Calibration> {
   const proc = await ctx.startGateway({}, 'gateway (guardrails calibration)', ['--import', `./${path.relative(REPO_ROOT, path.join(BENCH_DIR, 'calibration-spin.mjs'))}`]);
   try {
-    const plain = ctx.configTarget(plainConfig, { name: 'plain', gateway: proc });
-    const spun: HttpTarget = { ...plain, name: `plain + ${CALIBRATION_SPIN_US} µs`, headers: { ...plain.headers, 'x-bench-spin-us': String(CALIBRATION_SPIN_US) } };
+    // Both sides send the header (0: no spin), so both parse the same request.
+    const base = ctx.configTarget(plainConfig, { gateway: proc });
+    const withSpin = (us: number, name: string): HttpTarget => ({ ...base, name, headers: { ...base.headers, 'x-bench-spin-us': String(us) } });
+    const plain = withSpin(0, `calibration plain${suffix}`);
+    const spun = withSpin(CALIBRATION_SPIN_US, `calibration + ${CALIBRATION_SPIN_US} µs${suffix}`);
     const { deltas } = await pairedWindows(ctx, [plain, spun], 1);
     const readUs = median(deltas);
     return { readUs, deltas, withinTolerance: Math.abs(readUs - CALIBRATION_SPIN_US) <= CALIBRATION_TOLERANCE * CALIBRATION_SPIN_US };
@@ -154,10 +154,10 @@ export const guardrails: Scenario = {
       { id: 'plain', label: 'single target, no guardrails (baseline)', config: good },
       { id: 'guarded', label: 'the same target + input_guardrails [regexMatch, wordCount] + output_guardrails [contains, characterCount], deny: true', config: { ...good, ...GUARDRAILS } },
     ];
-    /** The two contenders on `gateway` (the main one by default). */
-    const pairOn = (gateway?: ManagedProcess): [HttpTarget, HttpTarget] => [
-      ctx.configTarget(configs[0]!.config, { name: 'plain', gateway }),
-      ctx.configTarget(configs[1]!.config, { name: 'guarded', gateway }),
+    /** The two contenders on `gateway` (the main one by default), their names ending in `suffix`. */
+    const pairOn = (gateway?: ManagedProcess, suffix = ''): [HttpTarget, HttpTarget] => [
+      ctx.configTarget(configs[0]!.config, { name: `plain${suffix}`, gateway }),
+      ctx.configTarget(configs[1]!.config, { name: `guarded${suffix}`, gateway }),
     ];
     const [plain, guarded] = pairOn();
     const direct = ctx.directTarget();
@@ -175,30 +175,38 @@ export const guardrails: Scenario = {
     for (const id of ['as-is', 'held'] as const) {
       const holder = id === 'held' ? await ctx.holdLoadCore() : undefined;
       if (id === 'held' && !holder) {
-        ctx.log('  ! chrt is not installed: the held-load-core measurement is skipped');
+        ctx.log('  ! the load core could not be held (chrt missing or refused): the held measurement is skipped');
         continue;
       }
+      // Windows of each topology carry its name (as is: the plain names the tables use).
+      const suffix = id === 'as-is' ? '' : ' (held)';
       ctx.log(`  ${TOPOLOGY_LABEL[id]}`);
       try {
         const perProcess: number[] = [];
+        const own: ThroughputRep[] = [];
         for (let rep = 1; rep <= reps; rep++) {
           const proc = await ctx.startGateway({}, 'gateway (guardrails rep)');
           try {
-            const pair = pairOn(proc);
+            const pair = pairOn(proc, suffix);
             await smoke(...pair);
             ctx.log(`  rep ${rep}: a new gateway process (pid ${proc.pid}), warm-up ${G.warmupS} s each`);
             const r = await pairedWindows(ctx, pair, rep);
-            for (const x of r.reps) tp.push({ ...x, target: id === 'as-is' ? x.target : `${x.target} (held)` });
+            own.push(...r.reps);
             perProcess.push(median(r.ratios));
             ctx.log(`  rep ${rep}: guarded ÷ plain per pair ${r.ratios.map((x) => x.toFixed(2)).join(' ')}; median ${median(r.ratios).toFixed(3)}`);
           } finally {
             await proc.stop(2000);
           }
         }
-        const calibration = await calibrate(ctx, configs[0]!.config);
+        const calibration = await calibrate(ctx, configs[0]!.config, suffix);
         ctx.log(`  calibration: a known ${CALIBRATION_SPIN_US} µs on the answer path reads ${calibration.readUs.toFixed(1)} µs (pairs ${calibration.deltas.map((x) => x.toFixed(1)).join(' ')})`);
-        const own = (name: string) => median(tp.filter((r) => r.target === (id === 'as-is' ? name : `${name} (held)`)).map((r) => r.gatewayCpuUsPerReq));
-        topologies.push({ id, perProcess, ratio: median(perProcess), plainUs: own('plain'), guardedUs: own('guarded'), calibration });
+        if (holder && !holder.alive) {
+          ctx.log('  ! the load-core holder died during the measurement: the held figures are dropped');
+          continue;
+        }
+        tp.push(...own);
+        const cpuOf = (name: string) => median(own.filter((r) => r.target === name + suffix).map((r) => r.gatewayCpuUsPerReq));
+        topologies.push({ id, perProcess, ratio: median(perProcess), plainUs: cpuOf('plain'), guardedUs: cpuOf('guarded'), calibration });
       } finally {
         await holder?.stop(1000);
       }
@@ -241,12 +249,16 @@ export const guardrails: Scenario = {
     const a = per('plain');
     const b = per('guarded');
     const d = per('direct').fixedRate;
-    // The checked figure: the median over processes of each process's median paired ratio, on the
-    // held load core when it could be held (as is, a µs on the request path reads as about two), and
-    // only when that topology's calibration reads the known cost true.
+    // The checked figure. As is, a µs on the request path reads as about two, so it is taken on the
+    // held load core when it could be held, and only when that topology's calibration is usable.
+    // Holding the core also raises the plain config's cost, which lowers any ratio by itself; so the
+    // figure is the larger of the held ratio (median over processes of each one's median paired
+    // ratio) and the cross-check: the held difference scaled by its calibration, over the plain
+    // config's CPU as is.
     const asIs = topologies.find((t) => t.id === 'as-is')!;
     const checked = topologies.find((t) => t.id === 'held') ?? asIs;
-    const cpuRatio = checked.ratio;
+    const crossCheck = checked === asIs ? undefined : 1 + ((checked.guardedUs - checked.plainUs) * CALIBRATION_SPIN_US) / checked.calibration.readUs / asIs.plainUs;
+    const cpuRatio = Math.max(checked.ratio, crossCheck ?? 0);
     const ratioOfMedians = b.cpuUsPerReq / a.cpuUsPerReq;
     const perRepP50Delta = Array.from({ length: reps }, (_, i) => latencyOf(frOf('guarded')[i]!.result).p50 - latencyOf(frOf('plain')[i]!.result).p50);
     const row = (id: string, x: ReturnType<typeof per>): (string | number)[] => [
@@ -262,24 +274,25 @@ export const guardrails: Scenario = {
       id === 'plain' ? '-' : signed(x.fixedRate.p50 - a.fixedRate.p50),
       fmt(x.fixedRate.cpu, 1),
     ];
+    const perProcessStr = (t: TopologyResult): string => t.perProcess.map((x) => x.toFixed(2)).join(' / ');
     const topologyRow = (t: TopologyResult): (string | number)[] => [
       TOPOLOGY_LABEL[t.id],
       fmt(t.plainUs, 1),
       fmt(t.guardedUs, 1),
       signed(t.guardedUs - t.plainUs, 1),
       ratioStr(t.ratio, 3),
-      t.perProcess.map((x) => x.toFixed(2)).join(' / '),
+      perProcessStr(t),
       `${t.calibration.readUs.toFixed(1)} µs${t.calibration.withinTolerance ? '' : ' (off)'}`,
     ];
     const topologyValue = (t: TopologyResult): string =>
-      `${t.id}: ${t.guardedUs.toFixed(1)} vs ${t.plainUs.toFixed(1)} µs, ${ratioStr(t.ratio, 3)} (reps ${t.perProcess.map((x) => x.toFixed(2)).join(' / ')}), a known ${CALIBRATION_SPIN_US} µs read ${t.calibration.readUs.toFixed(1)} µs`;
+      `${t.id}: ${t.guardedUs.toFixed(1)} vs ${t.plainUs.toFixed(1)} µs, ${ratioStr(t.ratio, 3)} (reps ${perProcessStr(t)}), a known ${CALIBRATION_SPIN_US} µs read ${t.calibration.readUs.toFixed(1)} µs${t.calibration.withinTolerance ? '' : ' (calibration off)'}`;
     const notes = [
       ...configs.map((c) => `${c.id}: ${c.label}`),
       `CPU µs/req is the gateway process at saturation (autocannon; medians over every ${G.windowS} s window). "CPU vs plain" is the median over the reps' gateway processes of each process's median ratio over ${G.pairs} alternating pairs of windows (as is, the ratio of the two medians: ${ratioStr(ratioOfMedians, 3)}). "@1k" is the CPU at ≈1,000 req/s (wrk, think time) on the main gateway, where cold caches inflate it.`,
       `Each topology ends with a calibration: a gateway process with benchmarks/calibration-spin.mjs preloaded spends a known ${CALIBRATION_SPIN_US} µs just before writing each answer whose request asks for it; "known ${CALIBRATION_SPIN_US} µs reads" is the median paired difference in its CPU per request (it counts as true within ±${Math.round(CALIBRATION_TOLERANCE * 100)}%). The limit is checked on the held load core (${checked.id === 'held' ? 'measured' : 'chrt missing: on the load core as is'}), and only when its calibration reads true.`,
-      ...(checked !== asIs
+      ...(crossCheck !== undefined
         ? [
-            `cross-check: the held difference scaled by its calibration (${signed(checked.guardedUs - checked.plainUs, 1)} × ${CALIBRATION_SPIN_US} / ${checked.calibration.readUs.toFixed(1)} µs) over the plain config's CPU as is (${asIs.plainUs.toFixed(1)} µs): ${ratioStr(1 + ((checked.guardedUs - checked.plainUs) * CALIBRATION_SPIN_US) / checked.calibration.readUs / asIs.plainUs, 3)}`,
+            `cross-check: the held difference scaled by its calibration (${signed(checked.guardedUs - checked.plainUs, 1)} × ${CALIBRATION_SPIN_US} / ${checked.calibration.readUs.toFixed(1)} µs) over the plain config's CPU as is (${asIs.plainUs.toFixed(1)} µs): ${ratioStr(crossCheck, 3)}; the limit is checked on the larger of it and the held ratio: ${ratioStr(cpuRatio, 3)}`,
           ]
         : []),
       `per-rep p50 guarded − plain at ≈1,000 req/s: ${perRepP50Delta.map((x) => signed(x)).join(' / ')} ms`,
@@ -292,7 +305,7 @@ export const guardrails: Scenario = {
       rows: [],
       tables: [
         {
-          header: ['config', 'max req/s', 'vs plain', 'p50 ms @max', 'CPU µs/req', 'CPU vs plain', 'req/s @1k', 'p50 ms @1k', 'p99 ms @1k', 'p50 − plain', 'CPU µs/req @1k'],
+          header: ['config', 'max req/s', 'vs plain', 'p50 ms @max', 'CPU µs/req', 'CPU vs plain (as is)', 'req/s @1k', 'p50 ms @1k', 'p99 ms @1k', 'p50 − plain', 'CPU µs/req @1k'],
           rows: [row('plain', a), row('guarded', b), ['direct', '-', '-', '-', '-', '-', fmt(d.rps, 0), ms3(d.p50), ms3(d.p99), '-', '-']],
         },
         {
@@ -303,7 +316,7 @@ export const guardrails: Scenario = {
       checks: [
         {
           target: `Input (regexMatch + wordCount) + output (contains + characterCount) guardrails cost ≤ ${Math.round((GUARDRAILS_CPU_LIMIT - 1) * 100)}% more gateway CPU per request (on a calibrated reading)`,
-          value: topologies.map(topologyValue).join('; '),
+          value: `${ratioStr(cpuRatio, 3)} (${[...topologies.map(topologyValue), ...(crossCheck !== undefined ? [`cross-check ${ratioStr(crossCheck, 3)}`] : [])].join('; ')})`,
           met: checked.calibration.withinTolerance && cpuRatio <= GUARDRAILS_CPU_LIMIT,
         },
       ],
@@ -319,6 +332,7 @@ export const guardrails: Scenario = {
         calibrationSpinUs: CALIBRATION_SPIN_US,
         calibrationTolerance: CALIBRATION_TOLERANCE,
         checkedTopology: checked.id,
+        crossCheck,
         cpuRatio,
         perRepCpuRatio: checked.perProcess,
         topologies,

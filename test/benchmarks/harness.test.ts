@@ -114,26 +114,32 @@ describe('micro-benchmarks', () => {
 
 describe('guardrails calibration preload', () => {
   it('spends the CPU a request asks for (x-bench-spin-us) before its answer is written, and changes nothing else', async () => {
-    // A server in a child process with the preload, asking itself: with the header, the answer
-    // cannot arrive before the asked 30 ms have passed; both answers are the handler's own.
+    // A server in a child process with the preload, asking itself (after a warm-up request): with
+    // the header, the answer cannot arrive before the asked 60 ms have passed, and the process spent
+    // CPU on it (a busy wait, not a sleep; at least a quarter of it even on a crowded machine). The
+    // answers are the handler's own.
     const script = `
       import http from 'node:http';
       const server = http.createServer((req, res) => res.end('ok:' + req.url));
       server.listen(0, '127.0.0.1', async () => {
         const url = 'http://127.0.0.1:' + server.address().port;
+        await (await fetch(url + '/warm')).text();
+        const plain = await (await fetch(url + '/plain', { headers: { 'x-bench-spin-us': '0' } })).text();
+        const cpu0 = process.cpuUsage();
         const t0 = performance.now();
-        const spun = await (await fetch(url + '/spun', { headers: { 'x-bench-spin-us': '30000' } })).text();
+        const spun = await (await fetch(url + '/spun', { headers: { 'x-bench-spin-us': '60000' } })).text();
         const spunMs = performance.now() - t0;
-        const plain = await (await fetch(url + '/plain')).text();
-        process.stdout.write(JSON.stringify({ spun, spunMs, plain }));
+        const cpu = process.cpuUsage(cpu0);
+        process.stdout.write(JSON.stringify({ spun, spunMs, spunCpuMs: (cpu.user + cpu.system) / 1000, plain }));
         server.close();
       });`;
     const r = await run(process.execPath, ['--import', './benchmarks/calibration-spin.mjs', '--input-type=module', '-e', script]);
     expect(r.stderr).toBe('');
-    const out = JSON.parse(r.stdout) as { spun: string; spunMs: number; plain: string };
+    const out = JSON.parse(r.stdout) as { spun: string; spunMs: number; spunCpuMs: number; plain: string };
     expect(out.spun).toBe('ok:/spun');
     expect(out.plain).toBe('ok:/plain');
-    expect(out.spunMs).toBeGreaterThanOrEqual(30);
+    expect(out.spunMs).toBeGreaterThanOrEqual(60);
+    expect(out.spunCpuMs).toBeGreaterThanOrEqual(15);
   });
 });
 
