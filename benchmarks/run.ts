@@ -189,6 +189,12 @@ async function main(opts: CliOptions, argv: string[]): Promise<void> {
   const gateway = await startGateway();
   /** Reference contenders (the minimal proxy) and the load-core holder while they run; their CPU is not noise. */
   const auxProcs = new Set<ManagedProcess>();
+  /** Records `p`'s command line and counts it among `auxProcs` until it exits. */
+  const addAux = (p: ManagedProcess): void => {
+    commands[p.opts.name] = p.commandLine;
+    auxProcs.add(p);
+    void p.exited.then(() => auxProcs.delete(p));
+  };
   const startMinimalProxy = async (): Promise<ManagedProcess> => {
     const port = await freePort();
     const p = await startProcess({
@@ -199,9 +205,7 @@ async function main(opts: CliOptions, argv: string[]): Promise<void> {
       env: { PROXY_PORT: String(port), PROXY_UPSTREAM: `http://127.0.0.1:${upPort}` },
       port,
     });
-    commands['minimal-proxy'] = p.commandLine;
-    auxProcs.add(p);
-    void p.exited.then(() => auxProcs.delete(p));
+    addAux(p);
     const r = await fetchOnce({
       url: `http://127.0.0.1:${port}/v1/chat/completions`,
       method: 'POST',
@@ -231,9 +235,7 @@ async function main(opts: CliOptions, argv: string[]): Promise<void> {
       log(`  ! could not hold the load core: ${(e as Error).message.split('\n')[0]}`);
       return undefined;
     }
-    commands['load-core holder'] = p.commandLine;
-    auxProcs.add(p);
-    void p.exited.then(() => auxProcs.delete(p));
+    addAux(p);
     return p;
   };
   const otherPids = (measured?: ManagedProcess): Record<string, number> => {

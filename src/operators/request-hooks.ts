@@ -151,7 +151,11 @@ function settle(ctx: HookedRequest, req: HookedRequest['request'], body: Record<
  * request. Undefined when a sync hook may wait on I/O (use `requestHooks`).
  */
 export function requestHooksNow<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps): ((ctx: C) => void) | undefined {
-  const stage = stageOf(hooks, deps);
+  return runsNow<C>(stageOf(hooks, deps));
+}
+
+/** `requestHooksNow` of a stage already sorted. */
+function runsNow<C extends HookedRequest>(stage: RequestStage): ((ctx: C) => void) | undefined {
   if (!stage.allSync) return undefined;
   return (ctx) => {
     const req = ctx.request;
@@ -172,14 +176,14 @@ export function requestHooksNow<C extends HookedRequest>(hooks: readonly HookSpe
  * `requestHooksNow` does (the plan calls that one directly).
  */
 export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps): MonoTypeOperatorFunction<C> {
-  const now = requestHooksNow<C>(hooks, deps);
+  const stage = stageOf(hooks, deps);
+  const now = runsNow<C>(stage);
   if (now) {
     return map((ctx) => {
       now(ctx);
       return ctx;
     });
   }
-  const stage = stageOf(hooks, deps);
   return (ctx$: Observable<C>) =>
     new Observable<C>((subscriber) => {
       let pending = 0;
