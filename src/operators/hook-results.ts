@@ -1,6 +1,6 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { hookResultsBody, type HookAccount } from '../checks/hooks.js';
-import { hookResultsJson } from '../checks/hook-results-json.js';
+import { appendHookResults, hookResultsJson } from '../checks/hook-results-json.js';
 import type { GatewayEvent } from '../upstream/events.js';
 
 /** The part of a request's context this stage reads: the pipeline's RequestContext is one. */
@@ -50,7 +50,7 @@ export function hookResults(ctx: HookResultsSource, strict: boolean): MonoTypeOp
           const end = ev.raw === undefined || 'hook_results' in body ? -1 : ev.raw.lastIndexOf('}');
           let next: GatewayEvent;
           if (end > 0) {
-            const raw = `${ev.raw!.slice(0, end)}${hasMembers(body) ? ',"hook_results":' : '"hook_results":'}${hookResultsJson(account)}}`;
+            const raw = appendHookResults(ev.raw!.slice(0, end), account, hasMembers(body) ? 'next' : 'first', true);
             next = { type: 'json', status, body: undefined, raw, meta: ev.meta, usage: ev.usage };
           } else next = { type: 'json', status, body: { ...body, hook_results: hookResultsBody(account) }, raw: undefined, meta: ev.meta, usage: ev.usage };
           subscriber.next(next);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hookResultsJson } from '../../src/checks/hook-results-json.js';
+import { appendHookResults, hookResultsJson } from '../../src/checks/hook-results-json.js';
 import { hookResultsBody, type HookAccount, type HookResult } from '../../src/checks/hooks.js';
 import { resolveCheck } from '../../src/checks/registry.js';
 import { settleCheckSync } from '../../src/checks/settle.js';
@@ -66,6 +66,13 @@ describe('hookResultsJson', () => {
             }
   });
 
+  it('hooks with no checks, one check and three, in lists of one, two and three hooks', () => {
+    const check = (id: string): HookResult['checks'][number] => ({ id, verdict: true, data: null, error: null, execution_time: 0.25, transformed: false });
+    const hooks = [0, 1, 3].map((n) => hook({ id: `h${n}`, checks: Array.from({ length: n }, (_, i) => check(`default.c${i}`)) }));
+    for (const before of [hooks.slice(0, 1), hooks.slice(1), hooks])
+      for (const after of [[], hooks.slice(2).map((h) => ({ ...h, target: 'config' })), hooks]) same({ before, after, failed: false });
+  });
+
   it('data of any shape: arrays, nested objects, strings, undefined', () =>
     same({
       before: [
@@ -80,6 +87,31 @@ describe('hookResultsJson', () => {
       after: [],
       failed: false,
     }));
+});
+
+describe('appendHookResults: the results written after a head, as a value or as a member', () => {
+  const account: HookAccount = {
+    before: [hook({ id: 'in', checks: [{ id: 'default.wordCount', verdict: true, data: { count: 1 }, error: null, execution_time: 0.01, transformed: false }] })],
+    after: [hook({ id: 'out', verdict: false, target: 'config' })],
+    failed: true,
+  };
+  const results = JSON.stringify(hookResultsBody(account));
+  it.each([
+    ['value', false, `${results}`],
+    ['value', true, `${results}}`],
+    ['first', true, `"hook_results":${results}}`],
+    ['next', true, `,"hook_results":${results}}`],
+    ['next', false, `,"hook_results":${results}`],
+  ] as const)('member %s, object closed: %s', (member, close, expected) => {
+    expect(appendHookResults('{"id":"x"', account, member, close)).toBe(`{"id":"x"${expected}`);
+  });
+
+  it('spliced into an answer, the whole text parses to the answer with the results', () => {
+    const answer = '{"id":"chatcmpl-1","choices":[{"message":{"content":"héllo 🙂"}}]}';
+    const text = appendHookResults(answer.slice(0, answer.lastIndexOf('}')), account, 'next', true);
+    expect(JSON.parse(text)).toEqual({ ...JSON.parse(answer), hook_results: JSON.parse(results) });
+  });
+
 });
 
 describe('hookResultsJson: shared heads', () => {
