@@ -111,7 +111,6 @@ describe('appendHookResults: the results written after a head, as a value or as 
     const text = appendHookResults(answer.slice(0, answer.lastIndexOf('}')), account, 'next', true);
     expect(JSON.parse(text)).toEqual({ ...JSON.parse(answer), hook_results: JSON.parse(results) });
   });
-
 });
 
 describe('hookResultsJson: shared heads', () => {
