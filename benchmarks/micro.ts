@@ -53,6 +53,7 @@ import { requestInput, responseInput } from '../src/checks/text.js';
 import { requestHooks, type HookStageDeps, type HookedRequest } from '../src/operators/request-hooks.js';
 import { responseHooks } from '../src/operators/response-hooks.js';
 import { hookResults } from '../src/operators/hook-results.js';
+import { median } from './lib.js';
 import { GUARDRAILS } from './scenarios/guardrails.js';
 import type { VirtualKey } from '../src/config/bootstrap.js';
 import type { Config } from '../src/config/schema.js';
@@ -79,7 +80,17 @@ export interface MicroOptions {
   roundMs: number;
   /** Fixed calls per round instead (and as many warm-up calls): for smoke tests. */
   iterations?: number;
+  /**
+   * Cold mode: before each timed call, write one byte in every 64-byte line of a buffer this many KiB
+   * long, pushing the case's code and data out of the caches, then time that one call alone. Each
+   * round is then `COLD_CALLS_PER_ROUND` such calls, and a figure is their median (see
+   * benchmarks/README.md, "Cold caches").
+   */
+  evictKb?: number;
 }
+
+/** Timed calls per round in cold mode (each preceded by an eviction). */
+export const COLD_CALLS_PER_ROUND = 64;
 
 export const DEFAULT_OPTIONS: MicroOptions = { warmupMs: 300, rounds: 7, roundMs: 150 };
 
@@ -103,6 +114,34 @@ async function callMany(fn: () => unknown, n: number): Promise<void> {
   }
 }
 
+/** A buffer written line by line before each cold call; made once per size. */
+let evictBuffer: Uint8Array | undefined;
+
+/** Touches every cache line of a `kb` KiB buffer (written, so the lines are also dirty and must be written back). */
+function evict(kb: number): void {
+  const bytes = kb * 1024;
+  if (evictBuffer?.length !== bytes) evictBuffer = new Uint8Array(bytes);
+  const b = evictBuffer;
+  for (let i = 0; i < bytes; i += 64) b[i]!++;
+}
+
+/** Cold mode: rounds of single calls, each after an eviction; the round's figure is the median of its calls. */
+async function measureCold(c: MicroCase, o: MicroOptions, kb: number): Promise<MicroResult> {
+  const ns: number[] = [];
+  const one: number[] = new Array<number>(COLD_CALLS_PER_ROUND);
+  for (let r = 0; r < o.rounds; r++) {
+    for (let i = 0; i < COLD_CALLS_PER_ROUND; i++) {
+      evict(kb);
+      const t0 = process.hrtime.bigint();
+      const x = c.fn();
+      sink = x instanceof Promise ? await x : x;
+      one[i] = Number(process.hrtime.bigint() - t0);
+    }
+    ns.push(median(one));
+  }
+  return { name: c.name, nsPerCall: median(ns), minNs: Math.min(...ns), maxNs: Math.max(...ns), callsPerRound: COLD_CALLS_PER_ROUND, rounds: o.rounds };
+}
+
 export async function measure(c: MicroCase, o: MicroOptions): Promise<MicroResult> {
   let first = c.fn();
   if (first instanceof Promise) first = await first;
@@ -120,16 +159,14 @@ export async function measure(c: MicroCase, o: MicroOptions): Promise<MicroResul
     }
     perRound = Math.max(1, Math.round((o.roundMs * calls) / (performance.now() - t0)));
   }
+  if (o.evictKb !== undefined) return measureCold(c, o, o.evictKb);
   const ns: number[] = [];
   for (let r = 0; r < o.rounds; r++) {
     const t0 = process.hrtime.bigint();
     await callMany(c.fn, perRound);
     ns.push(Number(process.hrtime.bigint() - t0) / perRound);
   }
-  ns.sort((a, b) => a - b);
-  const m = ns.length >> 1;
-  const median = ns.length % 2 ? ns[m]! : (ns[m - 1]! + ns[m]!) / 2;
-  return { name: c.name, nsPerCall: median, minNs: ns[0]!, maxNs: ns[ns.length - 1]!, callsPerRound: perRound, rounds: o.rounds };
+  return { name: c.name, nsPerCall: median(ns), minNs: Math.min(...ns), maxNs: Math.max(...ns), callsPerRound: perRound, rounds: o.rounds };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -628,6 +665,9 @@ Options:
   --round-ms <ms>     target length of a round (default ${DEFAULT_OPTIONS.roundMs})
   --warmup-ms <ms>    warm-up per case (default ${DEFAULT_OPTIONS.warmupMs})
   --iterations <n>    fixed calls per round (and warm-up), instead of timing the warm-up (smoke tests)
+  --evict-kb <n>      cold caches: before each timed call, write over an <n> KiB buffer, then time
+                      that call alone; a round is ${COLD_CALLS_PER_ROUND} such calls, its figure their median
+                      (49152, more than this machine's L3: every access a miss)
 `;
 
 function positiveInt(name: string, v: string | undefined, fallback: number): number {
@@ -648,6 +688,7 @@ export function readMicroCli(argv: string[]): { help: true } | { help: false; op
       'round-ms': { type: 'string' },
       'warmup-ms': { type: 'string' },
       iterations: { type: 'string' },
+      'evict-kb': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -659,6 +700,7 @@ export function readMicroCli(argv: string[]): { help: true } | { help: false; op
     warmupMs: positiveInt('--warmup-ms', values['warmup-ms'], DEFAULT_OPTIONS.warmupMs),
   };
   if (values.iterations !== undefined) options.iterations = positiveInt('--iterations', values.iterations, 1);
+  if (values['evict-kb'] !== undefined) options.evictKb = positiveInt('--evict-kb', values['evict-kb'], 1);
   return { help: false, options, only: values.only };
 }
 
@@ -668,7 +710,12 @@ const fmtNs = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 export async function runMicro(o: MicroOptions, only: string | undefined, write: (s: string) => void): Promise<MicroResult[]> {
   const cases = microCases().filter((c) => !only || c.name.toLowerCase().includes(only.toLowerCase()));
   if (cases.length === 0) throw new Error(`--only "${only}" matches no case`);
-  const how = o.iterations !== undefined ? `of ${o.iterations} calls` : `of ≈${o.roundMs} ms after ${o.warmupMs} ms of warm-up`;
+  const how =
+    o.evictKb !== undefined
+      ? `of ${COLD_CALLS_PER_ROUND} calls, each timed alone after writing over ${o.evictKb} KiB (cold caches), after ${o.iterations !== undefined ? `${o.iterations} warm-up calls` : `${o.warmupMs} ms of warm-up`}`
+      : o.iterations !== undefined
+        ? `of ${o.iterations} calls`
+        : `of ≈${o.roundMs} ms after ${o.warmupMs} ms of warm-up`;
   write(`Sluice micro-benchmarks: Node ${process.version}; median ns per call over ${o.rounds} rounds ${how}\n\n`);
   const width = Math.max(...cases.map((c) => c.name.length));
   write(`${'case'.padEnd(width)}  ${'ns/call'.padStart(9)}  ${'min'.padStart(9)}  ${'max'.padStart(9)}  ${'calls/round'.padStart(11)}\n`);

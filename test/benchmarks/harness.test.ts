@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROVIDER_OPS, measure, microCases, providerSummary, readMicroCli, runMicro } from '../../benchmarks/micro.js';
+import { COLD_CALLS_PER_ROUND, PROVIDER_OPS, measure, microCases, providerSummary, readMicroCli, runMicro } from '../../benchmarks/micro.js';
 import { readCli } from '../../benchmarks/run.js';
 import { SCENARIOS } from '../../benchmarks/scenarios/index.js';
 
@@ -95,7 +95,21 @@ describe('micro-benchmarks', () => {
     expect(calls).toBe(1);
   });
 
+  it('in cold mode, time each call alone: rounds of COLD_CALLS_PER_ROUND calls, after the warm-up', async () => {
+    let calls = 0;
+    const c = { name: 'count', fn: () => ++calls };
+    const r = await measure(c, { warmupMs: 1, roundMs: 1, rounds: 2, iterations: 3, evictKb: 64 });
+    // One checked call, 3 warm-up calls, then 2 rounds of single timed calls.
+    expect(calls).toBe(1 + 3 + 2 * COLD_CALLS_PER_ROUND);
+    expect(r).toMatchObject({ name: 'count', callsPerRound: COLD_CALLS_PER_ROUND, rounds: 2 });
+    expect(r.nsPerCall).toBeGreaterThan(0);
+    expect(r.minNs).toBeLessThanOrEqual(r.nsPerCall);
+    expect(r.maxNs).toBeGreaterThanOrEqual(r.nsPerCall);
+  });
+
   it('refuse unknown options and bad numbers', () => {
+    expect(() => readMicroCli(['--evict-kb', '0.5'])).toThrow(/--evict-kb must be a positive integer/);
+    expect(readMicroCli(['--evict-kb', '49152'])).toMatchObject({ help: false, options: { evictKb: 49152 } });
     expect(() => readMicroCli(['--fast'])).toThrow(/--fast/);
     expect(() => readMicroCli(['--rounds', '0'])).toThrow(/--rounds must be a positive integer/);
     expect(() => readMicroCli(['extra'])).toThrow();
