@@ -72,9 +72,11 @@ export const CALIBRATION_TOLERANCE = 0.25;
 
 /**
  * Where the measurement runs. `as-is`: the upstream and the load generator on the load core, which
- * idles between their bursts; CPU added to the request path reads about twice there. `held`: the
- * same with that core kept busy by a SCHED_IDLE loop, where it reads close to itself, but the plain
- * config costs more. Why: benchmarks/README.md, "Calibrating the guardrails figure".
+ * idles between their bursts; CPU added to the request path reads as more than itself there (a
+ * known 14 µs read 14-27 µs, depending on the day). `held`: the same with that core kept busy by a
+ * SCHED_IDLE loop, where it usually reads closer to itself, but the plain config costs more. Each
+ * run's own calibration says how far off it was. Why: benchmarks/README.md, "Calibrating the
+ * guardrails figure".
  */
 type Topology = 'as-is' | 'held';
 const TOPOLOGY_LABEL: Record<Topology, string> = {
@@ -249,8 +251,8 @@ export const guardrails: Scenario = {
     const a = per('plain');
     const b = per('guarded');
     const d = per('direct').fixedRate;
-    // The checked figure. As is, a µs on the request path reads as about two, so it is taken on the
-    // held load core when it could be held, and only when that topology's calibration is usable.
+    // The checked figure. As is, a µs on the request path can read as up to two, so it is taken on
+    // the held load core when it could be held, and only when that topology's calibration is usable.
     // Holding the core also raises the plain config's cost, which lowers any ratio by itself; so the
     // figure is the larger of the held ratio (median over processes of each one's median paired
     // ratio) and the cross-check: the held difference scaled by its calibration, over the plain
