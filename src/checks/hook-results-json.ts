@@ -45,10 +45,12 @@ const HOOK_HEADS = new IdVariants<string>(
 );
 
 /**
- * What follows a hook's time when it has no feedback: `,"transformed":…,"target":…}` (keyed '' when it
- * has no target). Variant bits: 1 transformed, 2 has a target.
+ * What follows a hook's time: `,"transformed":…,"target":…}` (keyed '' when it has no target), or after
+ * its feedback only `,"target":…}`. Variant bits: 1 transformed, 2 has a target, 4 after the feedback.
  */
-const HOOK_TAILS = new IdVariants<string>((target, v) => `,"transformed":${(v & 1) !== 0}${v & 2 ? `,"target":${str(target)}` : ''}}`);
+const HOOK_TAILS = new IdVariants<string>(
+  (target, v) => `${v & 4 ? '' : `,"transformed":${(v & 1) !== 0}`}${v & 2 ? `,"target":${str(target)}` : ''}}`,
+);
 
 /** `s` and one check's entry. */
 function appendCheck(s: string, c: CheckResult, notFirst: boolean, last: boolean): string {
@@ -70,9 +72,9 @@ function appendHook(s: string, h: HookResult, notFirst: boolean): string {
   if (n === 0) s += '],"execution_time":';
   for (let i = 0; i < n; i++) s = appendCheck(s, checks[i]!, i > 0, i === n - 1);
   s += jsonMs3(h.execution_time);
-  if (h.feedback === undefined) return s + HOOK_TAILS.get(h.target ?? '', (h.transformed ? 1 : 0) | (h.target !== undefined ? 2 : 0));
-  s += `,"transformed":${h.transformed},"feedback":${JSON.stringify(h.feedback)}`;
-  return h.target !== undefined ? `${s},"target":${str(h.target)}}` : `${s}}`;
+  // `feedback` sits between `transformed` and `target`: written here, the tail without its `transformed`.
+  if (h.feedback !== undefined) s += `,"transformed":${h.transformed},"feedback":${JSON.stringify(h.feedback)}`;
+  return s + HOOK_TAILS.get(h.target ?? '', (h.transformed ? 1 : 0) | (h.target !== undefined ? 2 : 0) | (h.feedback !== undefined ? 4 : 0));
 }
 
 function appendList(s: string, list: readonly HookResult[]): string {
