@@ -12,6 +12,8 @@ import { buildPlan, type PlanDeps } from '../../src/plan/build-plan.js';
 import type { StrategyNode, TargetNode } from '../../src/plan/types.js';
 import { defaultProviders, ProviderRegistry } from '../../src/providers/registry.js';
 import { HostGuard } from '../../src/security/host-guard.js';
+import { MasterKey } from '../../src/security/master-key.js';
+import { openRecord, sealRecord } from '../../src/state/redis/virtual-key-store.js';
 import { MemoryVersionedStore } from '../../src/state/memory/versioned-store.js';
 import { thrownBy } from '../helpers/throws.js';
 
@@ -123,5 +125,18 @@ describe('allow_client_destination', () => {
       expect(r.success, JSON.stringify(bad)).toBe(false);
       expect(r.error!.issues[0]!.path.slice(0, 3)).toEqual(['virtual_keys', 'k', 'allow_client_destination']);
     }
+  });
+
+  it('survives the stored form (Redis): kept beside the non-secret fields, not sealed', () => {
+    const master = MasterKey.generate();
+    const made = { at: '2025-01-01T00:00:00.000Z' };
+    const record = {
+      id: 'vk-stored',
+      key: { provider: 'bedrock', api_key: 'br-secret', cloud_b_region: 'eu-west-3', allow_client_destination: ['cloud_b_region'] } as VirtualKey,
+      made: { created_at: made.at, last_updated_at: made.at, version_id: 'v1' },
+    };
+    const stored = sealRecord(record, master.key);
+    expect(stored.fields).toEqual({ cloud_b_region: 'eu-west-3', allow_client_destination: ['cloud_b_region'] });
+    expect(openRecord('vk-stored', JSON.stringify(stored), master.key).key).toEqual(record.key);
   });
 });
