@@ -4,7 +4,8 @@
  * descriptor (src/providers/) names the groups it accepts; everything else derives from here: the
  * config schema's provider fields and the required-key sets that name them (schema.ts), the virtual
  * keys of the bootstrap file (bootstrap.ts), the header table (headers.ts), the target the plan builds
- * (plan/build-plan.ts), and the redaction of `sluice plan`, error messages and logs.
+ * (plan/build-plan.ts), the fields a request may not set beside a virtual key (plan/key-destination.ts),
+ * and the redaction of `sluice plan`, error messages and logs.
  *
  * This sits in config/ (below providers/) so that both the config schemas and the descriptors reach it.
  */

@@ -48,7 +48,7 @@ export function refuseClientDestination(vkId: string, vk: VirtualKey, vkProvider
   const allow = vk.allow_client_destination;
   if (allow === true) return;
   for (const f of accepted.destinations) {
-    if (allow !== undefined && allow !== false && allow.includes(f)) continue;
+    if (Array.isArray(allow) && allow.includes(f)) continue;
     let param: string | undefined;
     let how = '';
     if (client.fields[f] !== undefined) {
