@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { formatPath, toIssues } from './issues.js';
-import { PROVIDER_FIELDS_SHAPE } from './provider-fields.js';
+import { DESTINATION_FIELD_NAMES, PROVIDER_FIELDS_SHAPE } from './provider-fields.js';
 import { declaredId, UsageLimitEntrySchema } from './usage-limits.js';
 import { declaredPromptId, PromptEntrySchema } from './prompts.js';
 import { API_KEY_SCOPES } from '../security/api-keys.js';
@@ -19,10 +19,18 @@ export const ApiKeyEntry = z.strictObject({
   scopes: z.array(z.enum(API_KEY_SCOPES)).optional(),
 });
 
+/**
+ * Which destination fields (provider-fields.ts) a request that uses a virtual key may set itself:
+ * `true` every one its provider has, a list those named. Absent or `false`: none; the key's own
+ * fields say where its secret goes, and a request that tries to change them is refused.
+ */
+export const AllowClientDestinationSchema = z.union([z.boolean(), z.array(z.enum(DESTINATION_FIELD_NAMES))]);
+
 /** A stored credential: the provider and its target fields (the same field schemas as a config's). */
 export const VirtualKeySchema = z.strictObject({
   provider: str,
   ...PROVIDER_FIELDS_SHAPE,
+  allow_client_destination: AllowClientDestinationSchema.optional(),
 });
 export type VirtualKey = z.infer<typeof VirtualKeySchema>;
 

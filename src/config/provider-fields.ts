@@ -4,7 +4,8 @@
  * descriptor (src/providers/) names the groups it accepts; everything else derives from here: the
  * config schema's provider fields and the required-key sets that name them (schema.ts), the virtual
  * keys of the bootstrap file (bootstrap.ts), the header table (headers.ts), the target the plan builds
- * (plan/build-plan.ts), and the redaction of `sluice plan`, error messages and logs.
+ * (plan/build-plan.ts), the fields a request may not set beside a virtual key (plan/key-destination.ts),
+ * and the redaction of `sluice plan`, error messages and logs.
  *
  * This sits in config/ (below providers/) so that both the config schemas and the descriptors reach it.
  */
@@ -16,6 +17,13 @@ export interface FieldMeta {
   secret?: true;
   /** The loose request header that sets the field (a trimmed, non-empty string). */
   header?: string;
+  /**
+   * The field says where the request, and so the credential on it, goes: the host, the path, the
+   * account or project the credential acts in, or (a service account) the token endpoint its signed
+   * assertion is sent to. A request that uses a virtual key may not set such a field unless the key
+   * allows it (plan/key-destination.ts).
+   */
+  destination?: true;
 }
 
 /** The marks, keyed by field schema (each field has its own schema instance). */
@@ -65,34 +73,37 @@ export const FIELD_GROUPS = {
   }),
   /** A self-hosted or proxied base URL. */
   custom_host: group({
-    fields: { custom_host: field(CustomHost, { header: 'x-gateway-custom-host' }) },
+    fields: { custom_host: field(CustomHost, { header: 'x-gateway-custom-host', destination: true }) },
     keySets: [['custom_host']],
   }),
   /** OpenAI's organization and project headers. */
   vendor: group({
     fields: {
-      vendor_organization: field(z.string(), { header: 'x-gateway-vendor-organization' }),
-      vendor_project: field(z.string(), { header: 'x-gateway-vendor-project' }),
+      // Which of the key's organisations and projects a request acts in (and is billed to).
+      vendor_organization: field(z.string(), { header: 'x-gateway-vendor-organization', destination: true }),
+      vendor_project: field(z.string(), { header: 'x-gateway-vendor-project', destination: true }),
     },
   }),
   /** Deployment-scoped hosts (resource, deployment, API version). */
   deployment: group({
     fields: {
-      resource_name: field(z.string(), { header: 'x-gateway-cloud-a-resource-name' }),
-      deployment_id: field(z.string(), { header: 'x-gateway-cloud-a-deployment-id' }),
+      resource_name: field(z.string(), { header: 'x-gateway-cloud-a-resource-name', destination: true }),
+      deployment_id: field(z.string(), { header: 'x-gateway-cloud-a-deployment-id', destination: true }),
+      // A query parameter of the same host and path: not a destination.
       api_version: field(z.string(), { header: 'x-gateway-cloud-a-api-version' }),
       /** The model the deployment runs (e.g. gpt-4o): the answer's `model` where the provider leaves it empty. */
       model_name: field(z.string(), { header: 'x-gateway-cloud-a-model-name' }),
-      deployments: field(z.array(DeploymentSchema)),
+      deployments: field(z.array(DeploymentSchema), { destination: true }),
     },
   }),
   /** Cloud provider A: hosted deployments and endpoints. */
   cloud_a: group({
     fields: {
-      cloud_a_region: field(z.string()),
-      cloud_a_deployment_name: field(z.string()),
-      cloud_a_deployment_type: field(z.enum(['serverless', 'managed'])),
-      cloud_a_endpoint_name: field(z.string()),
+      cloud_a_region: field(z.string(), { destination: true }),
+      cloud_a_deployment_name: field(z.string(), { destination: true }),
+      // serverless and managed endpoints live under different domains.
+      cloud_a_deployment_type: field(z.enum(['serverless', 'managed']), { destination: true }),
+      cloud_a_endpoint_name: field(z.string(), { destination: true }),
       cloud_a_api_version: field(z.string()),
     },
     keySets: [
@@ -106,7 +117,7 @@ export const FIELD_GROUPS = {
       // An access key id alone grants nothing, but it names the account's key: kept out of output too.
       cloud_b_access_key_id: field(z.string(), { secret: true, header: 'x-gateway-cloud-b-access-key-id' }),
       cloud_b_secret_access_key: field(z.string(), { secret: true, header: 'x-gateway-cloud-b-secret-access-key' }),
-      cloud_b_region: field(z.string(), { header: 'x-gateway-cloud-b-region' }),
+      cloud_b_region: field(z.string(), { header: 'x-gateway-cloud-b-region', destination: true }),
       cloud_b_session_token: field(z.string(), { secret: true, header: 'x-gateway-cloud-b-session-token' }),
     },
     keySets: [['cloud_b_access_key_id', 'cloud_b_secret_access_key']],
@@ -114,9 +125,10 @@ export const FIELD_GROUPS = {
   /** Cloud provider C: project, region and a service account (whose JSON holds a private key). */
   cloud_c: group({
     fields: {
-      cloud_c_project_id: field(z.string(), { header: 'x-gateway-cloud-c-project-id' }),
-      cloud_c_region: field(z.string(), { header: 'x-gateway-cloud-c-region' }),
-      cloud_c_service_account_json: field(z.record(z.string(), z.unknown()), { secret: true }),
+      cloud_c_project_id: field(z.string(), { header: 'x-gateway-cloud-c-project-id', destination: true }),
+      cloud_c_region: field(z.string(), { header: 'x-gateway-cloud-c-region', destination: true }),
+      // A destination too: its token_uri is where the assertion signed with its private key is sent.
+      cloud_c_service_account_json: field(z.record(z.string(), z.unknown()), { secret: true, destination: true }),
     },
     keySets: [
       ['cloud_c_region', 'cloud_c_service_account_json'],
@@ -158,6 +170,14 @@ export function secretFieldNames(fields: Record<string, z.ZodType>): string[] {
   return Object.keys(fields).filter((k) => fieldMeta.get(fields[k]!)?.secret === true);
 }
 
+/** Names of the fields whose meta says `destination`, among `fields`. */
+export function destinationFieldNames(fields: Record<string, z.ZodType>): string[] {
+  return Object.keys(fields).filter((k) => fieldMeta.get(fields[k]!)?.destination === true);
+}
+
+/** Every destination provider field, as a tuple for `z.enum`. */
+export const DESTINATION_FIELD_NAMES = destinationFieldNames(PROVIDER_FIELDS) as [string, ...string[]];
+
 /** Every secret provider field. */
 export const SECRET_FIELDS: ReadonlySet<string> = new Set(secretFieldNames(PROVIDER_FIELDS));
 
@@ -182,6 +202,8 @@ export interface ProviderFields {
   names: ReadonlySet<string>;
   /** The secret ones among them. */
   secrets: readonly string[];
+  /** The destination ones among them: those a request may not set beside a virtual key that does not allow it. */
+  destinations: readonly string[];
 }
 
 /** The fields of the given groups as one strict zod schema (every field optional), with its secrets. */
@@ -193,7 +215,16 @@ export function providerFields(...groups: FieldGroupName[]): ProviderFields {
     schema: z.strictObject(optionalShape(fields)),
     names: new Set(Object.keys(fields)),
     secrets: secretFieldNames(fields),
+    destinations: destinationFieldNames(fields),
   };
+}
+
+/**
+ * The fields a virtual key's `allow_client_destination` list names that are not destinations of
+ * `accepted` (its provider): naming one would allow nothing, so it is refused rather than ignored.
+ */
+export function destinationsNotAccepted(accepted: ProviderFields, allow: boolean | readonly string[] | undefined): string[] {
+  return Array.isArray(allow) ? allow.filter((f) => !accepted.destinations.includes(f)) : [];
 }
 
 /**

@@ -27,6 +27,11 @@ export const ERROR_CATALOG = {
     type: 'invalid_request_error',
     message: 'custom_host points at a loopback, private or link-local address that is not in GATEWAY_TRUSTED_HOSTS.',
   },
+  virtual_key_destination_fixed: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: "A request that uses a virtual key set a field that changes where the key's credentials go, and the key does not allow it.",
+  },
   unknown_target: { status: 400, type: 'invalid_request_error', message: 'The config names a target that does not exist.' },
   missing_gateway_key: { status: 401, type: 'authentication_error', message: 'Missing x-gateway-api-key header.' },
   invalid_gateway_key: { status: 401, type: 'authentication_error', message: 'The x-gateway-api-key is not valid.' },

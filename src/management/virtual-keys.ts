@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { VirtualKeySchema, type VirtualKey } from '../config/bootstrap.js';
 import { parseOrThrow } from '../config/issues.js';
-import { fieldsNotAccepted, SECRET_FIELDS } from '../config/provider-fields.js';
+import { destinationsNotAccepted, fieldsNotAccepted, SECRET_FIELDS } from '../config/provider-fields.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
@@ -24,8 +24,8 @@ export const VirtualKeyBodySchema = VirtualKeySchema.extend({
 
 /**
  * Checks that a virtual key can serve requests, as the plan builder would when a request names it:
- * a known provider, only fields that provider uses, a custom_host the host guard allows. Throws a 400
- * naming the body's field.
+ * a known provider, only fields that provider uses, an allow_client_destination naming only its
+ * destination fields, a custom_host the host guard allows. Throws a 400 naming the body's field.
  */
 export type CheckVirtualKey = (key: VirtualKey) => void;
 
@@ -36,6 +36,14 @@ export function virtualKeyChecker(registry: ProviderRegistry, hostGuard: HostGua
     const unused = fieldsNotAccepted(fields, key as Record<string, unknown>);
     if (unused.length > 0) {
       throw fieldError('invalid_request_body', unused[0]!, `provider "${provider.descriptor.id}" does not use ${unused[0]}; it uses ${[...fields.names].join(', ')}`);
+    }
+    const allows = destinationsNotAccepted(fields, key.allow_client_destination);
+    if (allows.length > 0) {
+      throw fieldError(
+        'invalid_request_body',
+        'allow_client_destination',
+        `${allows[0]} is not a destination field of provider "${provider.descriptor.id}"; those are ${fields.destinations.join(', ')}`,
+      );
     }
     if (key.custom_host !== undefined) hostGuard.checkUrl(key.custom_host);
     if (key.custom_host === undefined) registry.baseUrl(provider, { provider: provider.descriptor.id });

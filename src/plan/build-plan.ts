@@ -1,13 +1,14 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Config } from '../config/schema.js';
 import { satisfiesRequiredKeySet } from '../config/schema.js';
-import { fieldsNotAccepted, PROVIDER_FIELD_NAMES, type ProviderFields } from '../config/provider-fields.js';
+import { destinationsNotAccepted, fieldsNotAccepted, PROVIDER_FIELD_NAMES, type ProviderFields } from '../config/provider-fields.js';
 import type { VirtualKey } from '../config/bootstrap.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { Target } from '../providers/types.js';
 import type { HostGuard } from '../security/host-guard.js';
 import type { VersionedLookup } from '../state/versioned-store.js';
 import { inherit } from './inherit.js';
+import { refuseClientDestination } from './key-destination.js';
 import { compileSettingsHooks, setHooks, type GuardrailLookup } from './hooks.js';
 import { compileQuery } from './query.js';
 import { STAGE_SETTINGS, type NodeSettings, type PlanNode, type PromptRef, type StageSetting, type StrategyNode, type TargetNode } from './types.js';
@@ -92,6 +93,11 @@ function refuseUnusedFields(
       const f = fromKey[0]!;
       throw notUsed(f, `virtual_keys.${vkId}.${f}`, `virtual key "${vkId}" (used by ${path}) sets ${f}, which provider "${id}" does not use; ${uses}`);
     }
+    const allows = destinationsNotAccepted(accepted, vk.allow_client_destination);
+    if (allows.length > 0) {
+      const param = `virtual_keys.${vkId}.allow_client_destination`;
+      throw notUsed(allows[0]!, param, `virtual key "${vkId}" (used by ${path}) allows clients to set ${allows[0]}, which is not a destination field of provider "${id}" (those are ${accepted.destinations.join(', ')})`);
+    }
   }
 }
 
@@ -104,7 +110,14 @@ function refuseStrategyFields(cfg: Config, path: string, headerFields: HeaderFie
   }
 }
 
-function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: PlanDeps, headerFields: HeaderFields | undefined): Target {
+function resolveTarget(
+  cfg: Config,
+  settings: NodeSettings,
+  path: string,
+  deps: PlanDeps,
+  headerFields: HeaderFields | undefined,
+  hostFrom: string | undefined,
+): Target {
   let vkId = cfg.virtual_key;
   let providerName = cfg.provider;
   // `@slug` names a stored credential (the catalog) when one has that id, else a provider.
@@ -118,18 +131,29 @@ function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: 
     vk = deps.virtualKeys.get(vkId)?.value;
     if (!vk) throw new GatewayError('virtual_key_not_found', `No virtual key has the id "${vkId}".`, { param: `${path}.virtual_key` });
   }
-  const name = providerName ?? vk?.provider;
+  const name = vk?.provider ?? providerName;
   if (!name) {
     throw new GatewayError('missing_provider', `${path} names no provider: set provider (with api_key or custom_host) or virtual_key.`, {
       param: path,
     });
   }
-  const provider = deps.registry.get(name, `${path}.provider`);
+  const provider = deps.registry.get(name, vk ? `virtual_keys.${vkId}.provider` : `${path}.provider`);
   const accepted = provider.descriptor.fields;
   refuseUnusedFields(provider.descriptor.id, accepted, cfg, vk, vkId, path, headerFields);
   // An inherited custom_host is a setting of the level above: it reaches only providers that take one.
   const inherited = accepted.names.has('custom_host') ? settings.custom_host : undefined;
-  const customHost = cfg.custom_host ?? vk?.custom_host ?? inherited;
+  if (vk) {
+    refuseClientDestination(vkId!, vk, provider.descriptor.id, accepted, {
+      provider: providerName,
+      providerId: providerName === undefined ? undefined : deps.registry.get(providerName, headerFields?.get('provider') ?? `${path}.provider`).descriptor.id,
+      fields: cfg as Record<string, unknown>,
+      inheritedHostFrom: inherited !== undefined ? hostFrom : undefined,
+      path,
+      headerFields,
+    });
+  }
+  // The request's own or inherited host before the key's: one reaching here beside a key is one the key allows.
+  const customHost = cfg.custom_host ?? inherited ?? vk?.custom_host;
   if (customHost !== undefined) deps.hostGuard.checkUrl(customHost);
   const target: Target = { provider: provider.descriptor.id };
   const apiKey = cfg.api_key ?? vk?.api_key;
@@ -178,9 +202,14 @@ function promptOf(cfg: Config, path: string, isRoot: boolean): PromptRef | undef
   return version === undefined ? { ref, param } : { ref, version_id: version, param };
 }
 
-function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, isRoot: boolean, headerFields?: HeaderFields): PlanNode {
+/**
+ * `hostFrom`: where the custom_host in `parent` was set (a config path, or the header), so that an
+ * error about an inherited one names the place the client wrote it.
+ */
+function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, isRoot: boolean, headerFields?: HeaderFields, hostFrom?: string): PlanNode {
   const prompt = promptOf(cfg, path, isRoot);
   const settings = inherit(parent, cfg as Partial<Record<keyof NodeSettings, unknown>>);
+  const ownHostFrom = cfg.custom_host !== undefined ? (headerFields?.get('custom_host') ?? `${path}.custom_host`) : hostFrom;
   if (!isRoot && !satisfiesRequiredKeySet({ ...cfg, ...settings })) {
     throw new GatewayError('invalid_config', `${path} satisfies none of the required key sets.`, {
       param: path,
@@ -192,7 +221,7 @@ function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, 
   const declares = STAGE_SETTINGS.filter((k) => (cfg as Record<string, unknown>)[k] !== undefined) as StageSetting[];
   const mode = cfg.strategy?.mode;
   if (!mode || (mode === 'single' && !cfg.targets)) {
-    const target = resolveTarget(cfg, settings, path, deps, headerFields);
+    const target = resolveTarget(cfg, settings, path, deps, headerFields, hostFrom);
     const node: TargetNode = { kind: 'target', path, weight, settings, declares, target, id: cfg.name ?? path };
     if (prompt) node.prompt = prompt;
     setHooks(node, hooks);
@@ -201,7 +230,7 @@ function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, 
   }
   refuseStrategyFields(cfg, path, headerFields);
   const strategy = cfg.strategy!;
-  const children = (cfg.targets ?? []).map((t, i) => build(t, settings, `${path}.targets[${i}]`, deps, false));
+  const children = (cfg.targets ?? []).map((t, i) => build(t, settings, `${path}.targets[${i}]`, deps, false, undefined, ownHostFrom));
   const node: StrategyNode = { kind: mode, path, weight, settings, declares, children };
   if (prompt) node.prompt = prompt;
   setHooks(node, hooks);

@@ -13,6 +13,7 @@ import { MemoryVersionedStore } from '../../src/state/memory/versioned-store.js'
 const virtualKeys = new MemoryVersionedStore<VirtualKey>([
   ['vk-main', { provider: 'openai', api_key: 'sk-fake-vk-main', vendor_organization: 'org-fake' }],
   ['vk-local', { provider: 'ollama', custom_host: 'https://gpu.example.com/v1' }],
+  ['vk-local-open', { provider: 'ollama', custom_host: 'https://gpu.example.com/v1', allow_client_destination: ['custom_host'] }],
   ['vk-private', { provider: 'ollama', custom_host: 'http://192.168.1.20:11434/v1' }],
   ['vk-ghost', { provider: 'no-such-provider', api_key: 'sk-fake' }],
 ]);
@@ -337,7 +338,7 @@ describe('buildPlan: plans', () => {
         strategy: { mode: 'fallback' },
         // A bare {provider: '@slug'} meets no required key set; the inherited request_timeout does.
         request_timeout: 30_000,
-        targets: [{ virtual_key: 'vk-main' }, { provider: '@vk-local' }, { virtual_key: '@vk-main', api_key: 'sk-fake-own', vendor_organization: 'org-own' }],
+        targets: [{ virtual_key: 'vk-main' }, { provider: '@vk-local' }, { virtual_key: '@vk-main', api_key: 'sk-fake-own' }],
       }),
     ).toMatchInlineSnapshot(`
       {
@@ -382,7 +383,7 @@ describe('buildPlan: plans', () => {
             "target": {
               "api_key": "sk-fake-own",
               "provider": "openai",
-              "vendor_organization": "org-own",
+              "vendor_organization": "org-fake",
             },
             "weight": 1,
           },
@@ -414,21 +415,23 @@ describe('buildPlan: plans', () => {
     expect(t.target.extra).toEqual({ api_version: '2024-06-01', resource_name: 'res' });
   });
 
-  it('lets an inherited custom_host reach the target, own custom_host > virtual key > inherited', () => {
+  it('lets an inherited custom_host reach the target, own custom_host > inherited > a virtual key that allows clients to choose', () => {
     const p = plan({
       strategy: { mode: 'fallback' },
       custom_host: 'https://inherited.example.com/v1',
       targets: [
         { provider: 'vllm' },
-        { virtual_key: 'vk-local' },
-        { virtual_key: 'vk-local', custom_host: 'https://own.example.com/v1' },
+        { virtual_key: 'vk-local-open' },
+        { virtual_key: 'vk-local-open', custom_host: 'https://own.example.com/v1' },
       ],
     }) as StrategyNode;
     expect(p.children.map((c) => (c as TargetNode).target.custom_host)).toEqual([
       'https://inherited.example.com/v1',
-      'https://gpu.example.com/v1',
+      'https://inherited.example.com/v1',
       'https://own.example.com/v1',
     ]);
+    // Without allow_client_destination, the key's own host is the only one (key-destination.test.ts).
+    expect((plan({ virtual_key: 'vk-local' }) as TargetNode).target.custom_host).toBe('https://gpu.example.com/v1');
   });
 
   it('is pure: the same config gives equal plans and the config is not changed', () => {
@@ -464,7 +467,7 @@ describe('buildPlan: errors', () => {
   it('a virtual key naming an unknown provider → unknown_provider at the target', () => {
     const e = planError({ virtual_key: 'vk-ghost' });
     expect(e.code).toBe('unknown_provider');
-    expect(e.param).toBe('config.provider');
+    expect(e.param).toBe('virtual_keys.vk-ghost.provider');
   });
 
   it('a conditional naming a missing target → 400 unknown_target', () => {
