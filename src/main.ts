@@ -5,12 +5,12 @@ import { loadBootstrap, BootstrapError } from './config/bootstrap.js';
 import { helpText, OPTION_TABLE, readOptions } from './config/options.js';
 import { describeGatewayError, PipelineError } from './config/pipelines.js';
 import { readFileSync } from 'node:fs';
-import { redactSecretFields } from './config/provider-fields.js';
 import { parseConfig } from './config/schema.js';
 import { GatewayError } from './errors/gateway-error.js';
 import { buildPlan } from './plan/build-plan.js';
 import { defaultProviders, ProviderRegistry } from './providers/registry.js';
 import { HostGuard } from './security/host-guard.js';
+import { redact, redactUrls } from './security/redact.js';
 import { createGateway } from './gateway.js';
 import { MASTER_KEY_ENV } from './security/master-key.js';
 import { isPrimary, runPrimary } from './cluster.js';
@@ -28,7 +28,7 @@ function limitHeapGrowth(percent: number): void {
 }
 
 function fail(message: string): never {
-  process.stderr.write(`sluice: ${message}\n`);
+  process.stderr.write(`sluice: ${redactUrls(message)}\n`);
   process.exit(2);
 }
 
@@ -130,8 +130,8 @@ function plan(argv: string[]): void {
       registry: new ProviderRegistry(defaultProviders(), bootstrap?.provider_base_urls),
       hostGuard: HostGuard.fromEnv(values['trusted-hosts'] ?? process.env.GATEWAY_TRUSTED_HOSTS),
     });
-    // Every field its field group marks secret (api_key, cloud_b_*, cloud_c_service_account_json, ...).
-    process.stdout.write(`${JSON.stringify(tree, redactSecretFields, 2)}\n`);
+    // Redacted by kind (security/redact.ts): secret fields, check headers, URL userinfo.
+    process.stdout.write(`${JSON.stringify(redact(tree), null, 2)}\n`);
   } catch (e) {
     fail(e instanceof GatewayError ? describeGatewayError('config', e) : (e as Error).message);
   }

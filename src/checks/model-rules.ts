@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { normalModelId } from '../config/prices.js';
 import type { CheckDef } from './types.js';
 
 const Models = z.array(z.string().min(1));
@@ -20,7 +21,8 @@ type Params = z.infer<typeof Params>;
 /**
  * Passes when the request's `model` is allowed by `rules`: the union of the models listed for each
  * metadata value the request carries (`rules.metadata[key][value]`; an array metadata value counts
- * each element), or `rules.defaults` when no metadata rule matches. `not: true` inverts.
+ * each element), or `rules.defaults` when no metadata rule matches. Models are compared by their
+ * normalised id (the price table's: without case or snapshot date). `not: true` inverts.
  */
 export const modelRules: CheckDef<Params> = {
   id: 'modelRules',
@@ -43,7 +45,7 @@ export const modelRules: CheckDef<Params> = {
     const usingDefaults = matchedRules.length === 0;
     const list = usingDefaults ? (p.rules.defaults ?? []) : [...allowed];
     return {
-      verdict: model !== undefined && list.includes(model),
+      verdict: model !== undefined && list.some((m) => normalModelId(m) === normalModelId(model)),
       data: { model: model ?? null, matchedRules, usingDefaults },
     };
   },

@@ -8,6 +8,7 @@
  */
 import { formatPath } from '../config/issues.js';
 import { GatewayError, type Issue } from '../errors/gateway-error.js';
+import { declareSecretFields } from '../security/redact.js';
 import { addPrefix } from './add-prefix.js';
 import { alllowercase } from './all-lowercase.js';
 import { alluppercase } from './all-uppercase.js';
@@ -63,6 +64,9 @@ const DEFS: CheckDef<any>[] = [
 
 /** `default.<name>` → its CheckDef. */
 export const CHECKS: ReadonlyMap<string, CheckDef<unknown>> = new Map(DEFS.map((d) => [`${NAMESPACE}.${d.id}`, d]));
+
+// The parameters a check's schema marks secret (a receiver's headers) are redacted wherever printed.
+for (const d of DEFS) declareSecretFields(d.params);
 
 /** `regexMatch` → `default.regexMatch`; an id with a namespace is returned as it is. */
 export function canonicalCheckId(id: string): string {

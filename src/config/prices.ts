@@ -35,7 +35,18 @@ export const PriceSchema = z.strictObject({
 /** Bootstrap `prices`: provider → model (or `*`, every other model of that provider) → price. */
 export const PricesSchema = z.record(
   z.string().min(1, 'must not be empty'),
-  z.record(z.string().min(1, 'must not be empty').max(256, 'at most 256 characters'), PriceSchema),
+  z
+    .record(z.string().min(1, 'must not be empty').max(256, 'at most 256 characters'), PriceSchema)
+    .superRefine((models, ctx) => {
+      // Model names are looked up without case: two entries that differ only in case would be one.
+      const seen = new Map<string, string>();
+      for (const name of Object.keys(models)) {
+        const lower = name.toLowerCase();
+        const other = seen.get(lower);
+        if (other !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: `names the same model as "${other}" (model names are compared without case)` });
+        seen.set(lower, name);
+      }
+    }),
 );
 export type Prices = z.infer<typeof PricesSchema>;
 
@@ -176,7 +187,7 @@ export const DEFAULT_PRICES: Readonly<Record<string, Readonly<Record<string, Pri
   },
 };
 
-/** Suffixes a dated or versioned model id carries beyond its table name, removed one at a time. */
+/** Suffixes a dated or versioned model id carries beyond its family's name, removed one at a time. */
 const VERSION_SUFFIXES = [
   /-v\d+(:\d+)?$/, // bedrock: -v1:0, -v2:0
   /-\d{4}-\d{2}-\d{2}$/, // openai: -2024-07-18
@@ -186,6 +197,40 @@ const VERSION_SUFFIXES = [
 ];
 /** Bedrock cross-region inference profiles: `us.anthropic.…`. */
 const REGION_PREFIX = /^(us|eu|apac|us-gov|global)\./;
+
+/**
+ * The forms of a model id, most specific first: the id in lower case, then without its Bedrock
+ * region prefix, then without each date or version suffix in turn; the last is the model's
+ * normalised id (`GPT-4o-mini-2024-07-18` → `gpt-4o-mini`, `us.anthropic.claude-3-7-sonnet-20250219-v1:0`
+ * → `anthropic.claude-3-7-sonnet`). The one place that says which ids name the same model: the
+ * price table looks the forms up in order, and everything that matches a model (usage-limit
+ * conditions and groups, model allow- and block-lists) compares normalised ids, so a model a
+ * price applies to cannot escape a condition by its case or snapshot date.
+ */
+export function modelIdForms(model: string): string[] {
+  let id = model.toLowerCase();
+  const forms = [id];
+  if (REGION_PREFIX.test(id)) forms.push((id = id.replace(REGION_PREFIX, '')));
+  for (const suffix of VERSION_SUFFIXES) {
+    if (suffix.test(id)) forms.push((id = id.replace(suffix, '')));
+  }
+  return forms;
+}
+
+const normalised = new Map<string, string>();
+const NORMALISED_MAX = 1000;
+
+/** The normalised id of a model (the last of `modelIdForms`); remembered per id, bounded. */
+export function normalModelId(model: string): string {
+  let id = normalised.get(model);
+  if (id === undefined) {
+    const forms = modelIdForms(model);
+    id = forms[forms.length - 1]!;
+    if (normalised.size >= NORMALISED_MAX) normalised.clear();
+    normalised.set(model, id);
+  }
+  return id;
+}
 
 /** The prices of one provider: its exact models, and the `*` entry for every other one. */
 interface ProviderPrices {
@@ -199,9 +244,9 @@ const RESOLVED_MAX = 1000;
 
 /**
  * The shipped table with the operator's entries over it (an operator entry replaces the shipped
- * entry of that provider and model whole). A lookup tries the model id as given, then with its
- * date or version suffix removed (`gpt-4o-mini-2024-07-18` → `gpt-4o-mini`,
- * `us.anthropic.claude-3-7-sonnet-20250219-v1:0` → `anthropic.claude-3-7-sonnet`), then the
+ * entry of that provider and model whole). Model names are compared without case. A lookup tries
+ * each of the model id's forms (`modelIdForms`: as given, then without its region prefix and its
+ * date or version suffixes, so an operator may price one snapshot apart from its family), then the
  * provider's `*` entry. Results are remembered per model id, so a request pays one Map lookup.
  */
 export class PriceTable {
@@ -224,7 +269,7 @@ export class PriceTable {
     }
     for (const [model, price] of Object.entries(models)) {
       if (model === '*') pp.wildcard = price;
-      else pp.models.set(model, price);
+      else pp.models.set(model.toLowerCase(), price);
     }
     pp.resolved.clear();
   }
@@ -244,18 +289,8 @@ export class PriceTable {
 }
 
 function resolve(pp: ProviderPrices, model: string): Price | undefined {
-  let id = model;
-  let price = pp.models.get(id);
-  if (price) return price;
-  if (REGION_PREFIX.test(id)) {
-    id = id.replace(REGION_PREFIX, '');
-    price = pp.models.get(id);
-    if (price) return price;
-  }
-  for (const suffix of VERSION_SUFFIXES) {
-    if (!suffix.test(id)) continue;
-    id = id.replace(suffix, '');
-    price = pp.models.get(id);
+  for (const form of modelIdForms(model)) {
+    const price = pp.models.get(form);
     if (price) return price;
   }
   return undefined;

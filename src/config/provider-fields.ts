@@ -5,16 +5,16 @@
  * config schema's provider fields and the required-key sets that name them (schema.ts), the virtual
  * keys of the bootstrap file (bootstrap.ts), the header table (headers.ts), the target the plan builds
  * (plan/build-plan.ts), the fields a request may not set beside a virtual key (plan/key-destination.ts),
- * and the redaction of `sluice plan`, error messages and logs.
+ * and, through the secret marks of security/redact.ts, the redaction of `sluice plan`, management
+ * answers, error messages and logs.
  *
  * This sits in config/ (below providers/) so that both the config schemas and the descriptors reach it.
  */
 import { z } from 'zod';
+import { declareSecretFields, REDACTED, secret, secretKindOf } from '../security/redact.js';
 
 /** What a provider field says about itself. */
 export interface FieldMeta {
-  /** A credential: never printed by `sluice plan`, logged, or echoed back in an error message. */
-  secret?: true;
   /** The loose request header that sets the field (a trimmed, non-empty string). */
   header?: string;
   /**
@@ -29,9 +29,14 @@ export interface FieldMeta {
 /** The marks, keyed by field schema (each field has its own schema instance). */
 export const fieldMeta = z.registry<FieldMeta>();
 
-function field<T extends z.ZodType>(schema: T, meta: FieldMeta = {}): T {
-  fieldMeta.add(schema, meta);
-  return schema;
+/**
+ * A provider field; `secret`: a credential, marked on its schema (security/redact.ts), so it is never
+ * printed by `sluice plan`, answered by the management APIs, logged, or echoed in an error.
+ */
+function field<T extends z.ZodType>(schema: T, meta: FieldMeta & { secret?: true } = {}): T {
+  const { secret: isSecret, ...rest } = meta;
+  fieldMeta.add(schema, rest);
+  return isSecret ? secret(schema) : schema;
 }
 
 /** custom_host: an absolute http(s) URL with a host. */
@@ -165,9 +170,9 @@ export function optionalShape<T extends Record<string, z.ZodType>>(fields: T): O
 /** The provider fields as an optional shape (config targets and virtual keys accept all of them). */
 export const PROVIDER_FIELDS_SHAPE = optionalShape(PROVIDER_FIELDS);
 
-/** Names of the fields whose meta says `secret`, among `fields`. */
+/** Names of the fields whose schema is marked secret, among `fields`. */
 export function secretFieldNames(fields: Record<string, z.ZodType>): string[] {
-  return Object.keys(fields).filter((k) => fieldMeta.get(fields[k]!)?.secret === true);
+  return Object.keys(fields).filter((k) => secretKindOf(fields[k]!) !== undefined);
 }
 
 /** Names of the fields whose meta says `destination`, among `fields`. */
@@ -180,6 +185,7 @@ export const DESTINATION_FIELD_NAMES = destinationFieldNames(PROVIDER_FIELDS) as
 
 /** Every secret provider field. */
 export const SECRET_FIELDS: ReadonlySet<string> = new Set(secretFieldNames(PROVIDER_FIELDS));
+declareSecretFields(PROVIDER_FIELDS);
 
 /** Loose header → provider field, for each field that has one. */
 export const PROVIDER_FIELD_HEADERS: readonly (readonly [header: string, field: ProviderFieldName])[] = PROVIDER_FIELD_NAMES.flatMap(
@@ -233,13 +239,6 @@ export function destinationsNotAccepted(accepted: ProviderFields, allow: boolean
  */
 export function fieldsNotAccepted(accepted: ProviderFields, obj: Record<string, unknown>): string[] {
   return PROVIDER_FIELD_NAMES.filter((f) => obj[f] !== undefined && !accepted.names.has(f));
-}
-
-export const REDACTED = '[redacted]';
-
-/** JSON.stringify replacer: every secret provider field's value becomes `[redacted]`. */
-export function redactSecretFields(key: string, value: unknown): unknown {
-  return value !== undefined && SECRET_FIELDS.has(key) ? REDACTED : value;
 }
 
 /**

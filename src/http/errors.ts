@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { GatewayError, toGatewayError } from '../errors/gateway-error.js';
+import { redact, redactUrls } from '../security/redact.js';
 import type { Exchange } from './exchange.js';
 
 /**
@@ -21,9 +22,22 @@ function setTriedHeaders(ex: Exchange, res: ServerResponse): void {
   res.setHeader('x-gateway-cache-status', ctx.cacheStatus ?? 'DISABLED');
 }
 
+/**
+ * What a client and the logs are told of `err`: a GatewayError whose message has no URL userinfo
+ * (redacted once, here: the body, the request log line and the record all read it).
+ */
+export function clientError(err: unknown): GatewayError {
+  const ge = toGatewayError(err);
+  ge.message = redactUrls(ge.message);
+  return ge;
+}
+
+/** The error's envelope, redacted by kind (security/redact.ts). */
+export const errorBody = (ge: GatewayError, traceId: string): Record<string, unknown> => redact(ge.toBody(traceId));
+
 /** The one place where an error becomes an HTTP response. */
 export function sendError(ex: Exchange, err: unknown): GatewayError {
-  const ge = toGatewayError(err);
+  const ge = clientError(err);
   ex.error = ge;
   const res: ServerResponse = ex.res;
   if (res.headersSent) {
@@ -34,6 +48,6 @@ export function sendError(ex: Exchange, err: unknown): GatewayError {
   if (ge.headers) for (const k in ge.headers) res.setHeader(k, ge.headers[k]!);
   res.statusCode = ge.status;
   res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify(ge.toBody(ex.traceId)));
+  res.end(JSON.stringify(errorBody(ge, ex.traceId)));
   return ge;
 }

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Observable, Subscription } from 'rxjs';
 import type { Exchange } from './exchange.js';
-import { GatewayError, toGatewayError } from '../errors/gateway-error.js';
-import { sendError } from './errors.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { clientError, errorBody, sendError } from './errors.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 import type { Flow } from '../upstream/flow.js';
 import { SSE_DONE, SSE_HEADERS, sseComment, sseData, sseError } from '../upstream/sse-encode.js';
@@ -128,9 +128,9 @@ function endWithError(ex: Exchange, err: unknown): void {
     sendError(ex, err);
     return;
   }
-  const ge = toGatewayError(err);
+  const ge = clientError(err);
   ex.error = ge;
-  if (!res.writableEnded) res.end(sseError(ge.toBody(ex.traceId)));
+  if (!res.writableEnded) res.end(sseError(errorBody(ge, ex.traceId)));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import type { CheckHttp } from '../checks/http.js';
-import { costOf, roundCost, type Price, type PriceTable } from '../config/prices.js';
+import { costOf, normalModelId, roundCost, type Price, type PriceTable } from '../config/prices.js';
 import { estimateTokens, type TokenEstimate } from '../config/usage-estimate.js';
 import type { Endpoint, Usage } from '../config/wire.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -57,6 +57,7 @@ interface Compiled {
   workspace?: string;
   metadata: (readonly [string, string])[];
   provider?: string;
+  /** The condition's model, normalised (`normalModelId`): compared with the target's, normalised. */
   model?: string;
   groupBy: readonly string[];
   limit: number;
@@ -124,7 +125,7 @@ function compile(p: UsageLimitPolicy): Compiled {
     if (key === 'api_key') c.keyName = value;
     else if (key === 'workspace_id') c.workspace = value;
     else if (key === 'provider') c.provider = value;
-    else if (key === 'model') c.model = value;
+    else if (key === 'model') c.model = normalModelId(value);
     else c.metadata.push([key.slice('metadata.'.length), value]);
   }
   return c;
@@ -158,8 +159,14 @@ const modelOf = (c: Candidate, req: LimitedRequest): string | undefined => {
   return typeof m === 'string' ? m : undefined;
 };
 
+/** The model a target is asked for, normalised as the price table does, so case and snapshot dates match one policy. */
+const normalModelOf = (c: Candidate, req: LimitedRequest): string | undefined => {
+  const m = modelOf(c, req);
+  return m === undefined ? undefined : normalModelId(m);
+};
+
 const fitsTarget = (p: Compiled, c: Candidate, req: LimitedRequest): boolean =>
-  (p.provider === undefined || p.provider === c.provider) && (p.model === undefined || p.model === modelOf(c, req));
+  (p.provider === undefined || p.provider === c.provider) && (p.model === undefined || p.model === normalModelOf(c, req));
 
 function staticMatch(p: Compiled, req: LimitedRequest, key: KeyScope): boolean {
   if (p.keyName !== undefined && p.keyName !== key.name) return false;
@@ -183,7 +190,7 @@ function groupOf(p: Compiled, req: LimitedRequest, key: KeyScope, c: Candidate):
       case 'provider':
         return c.provider;
       case 'model':
-        return modelOf(c, req) ?? '';
+        return normalModelOf(c, req) ?? '';
       default: {
         const m = req.metadata;
         const name = k.slice('metadata.'.length);
@@ -206,7 +213,8 @@ const isCacheHit = (meta: AnswerMeta): boolean => meta.cacheStatus === 'HIT' || 
  * limited. Within scope, every condition must match: `api_key` (the key's name), `workspace_id`,
  * `metadata.<key>` (the text of that metadata value), and `provider` / `model`, which must hold
  * together for at least one target the plan may call (the first such target, in config order,
- * names the group when group_by uses them). The active policies are indexed once per store
+ * names the group when group_by uses them). Models are compared and grouped by their normalised id
+ * (`normalModelId`, the price table's: without case, region prefix or snapshot date). The active policies are indexed once per store
  * generation; a request outside every indexed scope costs two Map lookups.
  */
 export class UsageLimits implements Ledger<LimitedRequest> {

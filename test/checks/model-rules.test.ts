@@ -29,6 +29,11 @@ describe('modelRules', () => {
     expect(await verdict('modelRules', { rules }, req('gpt-4o-mini', { plan: 'constructor' }))).toBe(true);
   });
 
+  it('compares normalised model ids (case, snapshot dates)', async () => {
+    expect(await verdict('modelRules', { rules }, req('O1-2024-12-17', { plan: 'pro' }))).toBe(true);
+    expect(await verdict('modelRules', { rules, not: true }, req('GPT-4o-mini-2024-07-18'))).toBe(false);
+  });
+
   it('not inverts', async () => {
     expect(await verdict('modelRules', { rules, not: true }, req('gpt-4o'))).toBe(true);
   });

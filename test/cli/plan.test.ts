@@ -26,6 +26,23 @@ describe('sluice plan', () => {
     expect(plan.children[0].target.api_key).toBe('[redacted]');
   });
 
+  it('redacts by kind: URL userinfo, check header values (names kept), secret fields', () => {
+    const config = {
+      provider: 'openai',
+      api_key: 'sk-plan-kind-key',
+      custom_host: 'https://svc:plan-kind-host-pass@llm.example.com/v1',
+      input_guardrails: [{ 'default.webhook': { webhookURL: 'https://hook:plan-kind-hook-pass@hooks.example.com/x', headers: { authorization: 'Bearer plan-kind-header' } } }],
+    };
+    const r = run(JSON.stringify(config));
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('plan-kind');
+    const plan = JSON.parse(r.stdout);
+    expect(plan.target.api_key).toBe('[redacted]');
+    expect(JSON.stringify(plan)).toContain('https://[redacted]@llm.example.com/v1');
+    const check = plan.settings.input_guardrails[0]['default.webhook'];
+    expect(check).toEqual({ webhookURL: 'https://[redacted]@hooks.example.com/x', headers: { authorization: '[redacted]' } });
+  });
+
   it('refuses cloud credentials the provider does not use, and prints none of them', () => {
     const config = {
       provider: 'openai',

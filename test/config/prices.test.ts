@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costOf, DEFAULT_PRICES, formatCost, PricesSchema, PriceTable, roundCost } from '../../src/config/prices.js';
+import { costOf, DEFAULT_PRICES, formatCost, modelIdForms, normalModelId, PricesSchema, PriceTable, roundCost } from '../../src/config/prices.js';
 import { parseBootstrap } from '../../src/config/bootstrap.js';
 import { defaultProviders, ProviderRegistry } from '../../src/providers/registry.js';
 
@@ -17,6 +17,31 @@ describe('price table', () => {
     expect(table.lookup('bedrock', 'amazon.nova-lite-v1:0')?.output).toBe(0.24);
     expect(table.lookup('vertex-ai', 'gemini-2.0-flash-001')?.input).toBe(0.15);
     expect(table.lookup('azure-openai', 'gpt-4.1')?.output).toBe(8);
+  });
+
+  it('one normalisation: lower case, then without region prefix and date or version suffixes, most specific first', () => {
+    expect(modelIdForms('GPT-4o-mini-2024-07-18')).toEqual(['gpt-4o-mini-2024-07-18', 'gpt-4o-mini']);
+    expect(modelIdForms('us.anthropic.claude-3-7-sonnet-20250219-v1:0')).toEqual([
+      'us.anthropic.claude-3-7-sonnet-20250219-v1:0',
+      'anthropic.claude-3-7-sonnet-20250219-v1:0',
+      'anthropic.claude-3-7-sonnet-20250219',
+      'anthropic.claude-3-7-sonnet',
+    ]);
+    expect(normalModelId('GPT-4o-mini')).toBe('gpt-4o-mini');
+    expect(normalModelId('gemini-2.0-flash-001')).toBe('gemini-2.0-flash');
+    expect(normalModelId('claude-opus-4-0')).toBe('claude-opus-4-0');
+  });
+
+  it('model names without case, in the table and in the lookup', () => {
+    expect(table.lookup('openai', 'GPT-4o-Mini')).toEqual(table.lookup('openai', 'gpt-4o-mini'));
+    expect(table.lookup('together', 'meta-llama/llama-3.3-70b-instruct-turbo')?.input).toBe(0.88);
+    const t = new PriceTable({ openai: { 'GPT-4o-2024-05-13': { input: 5, output: 15 } } });
+    // an operator may price one snapshot apart from its family
+    expect(t.lookup('openai', 'gpt-4o-2024-05-13')?.input).toBe(5);
+    expect(t.lookup('openai', 'gpt-4o-2024-08-06')?.input).toBe(2.5);
+    expect(() => parseBootstrap('prices: { openai: { my-model: { input: 1, output: 1 }, My-Model: { input: 2, output: 2 } } }')).toThrow(
+      /prices\.openai\.My-Model: names the same model as "my-model"/,
+    );
   });
 
   it('an unknown model, provider or absent model has no price: never a guess', () => {

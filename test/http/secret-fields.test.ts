@@ -5,7 +5,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fieldMeta, PROVIDER_FIELDS, redactSecretFields, SECRET_FIELDS, type ProviderFieldName } from '../../src/config/provider-fields.js';
+import { fieldMeta, PROVIDER_FIELDS, SECRET_FIELDS, type ProviderFieldName } from '../../src/config/provider-fields.js';
+import { redact } from '../../src/security/redact.js';
 import { parseConfig } from '../../src/config/schema.js';
 import { buildPlan } from '../../src/plan/build-plan.js';
 import { defaultProviders, ProviderRegistry } from '../../src/providers/registry.js';
@@ -51,7 +52,7 @@ describe('sluice plan redaction', () => {
     it.each(own)(`${p.descriptor.id}: %s is printed as [redacted]`, (field) => {
       const config = parseConfig({ provider: p.descriptor.id, custom_host: 'https://llm.example.com/v1', [field]: secretValue(field) });
       const tree = buildPlan(config, deps);
-      const printed = JSON.stringify(tree, redactSecretFields, 2);
+      const printed = JSON.stringify(redact(tree), null, 2);
       expect(printed).not.toContain(MARK);
       const target = JSON.parse(printed).target;
       expect(target[field] ?? target.extra[field]).toBe('[redacted]');

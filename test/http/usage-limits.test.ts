@@ -147,6 +147,36 @@ describe('usage limits over HTTP (memory store)', () => {
     expect(metricSum(await scrape(gw.url), 'sluice_usage_limit_rejections_total', { policy: id })).toBe(2);
   });
 
+  it('the estimate counts every billable field: ten 200 KB response_format requests (and each other field) are refused before the provider', async () => {
+    const { id, caseId } = await policy({ name: 'Small tokens', type: 'tokens', credit_limit: 2000 });
+    const big = 'x'.repeat(200_000);
+    const schema = { type: 'object', properties: { a: { type: 'string', description: big } } };
+    const calls = fake.requests.length;
+    const format = { response_format: { type: 'json_schema', json_schema: { name: 's', schema } } };
+    expect(await statuses(10, () => chat(caseId, { body: format }))).toEqual(Array(10).fill(412));
+    const dodges: Record<string, unknown>[] = [
+      { prediction: { type: 'content', content: big } },
+      { functions: [{ name: 'f', parameters: schema }] },
+      { tools: [{ type: 'function', function: { name: 'f', parameters: schema } }] },
+      { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: null, refusal: big }] },
+    ];
+    for (const body of dodges) expect((await chat(caseId, { body })).status).toBe(412);
+    expect(fake.requests.length).toBe(calls);
+    expect(await usageMap(id)).toEqual({});
+    // a small request still fits
+    expect((await chat(caseId)).status).toBe(200);
+  });
+
+  it('a model condition matches the normalised id the price table uses: case and snapshot dates count under it, in one group', async () => {
+    const { id, caseId } = await policy({ name: 'Mini tokens', type: 'tokens', credit_limit: 100, conditions: [{ key: 'model', value: 'gpt-4o-mini' }], group_by: [{ key: 'model' }] });
+    const models = ['GPT-4o-mini', 'gpt-4o-mini-2024-07-18', 'Gpt-4o-Mini-2024-07-18'];
+    for (const model of models) expect((await chat(caseId, { body: { model } })).status).toBe(200);
+    expect(await usageMap(id)).toEqual({ 'gpt-4o-mini': 90 });
+    expect((await chat(caseId, { body: { model: 'gpt-4o-mini-2024-07-18' } })).status).toBe(412);
+    // another model is not under the condition
+    expect((await chat(caseId, { body: { model: 'gpt-4o' } })).status).toBe(200);
+  });
+
   it('tokens: streams count the reported usage, also when the client said include_usage: false', async () => {
     const { id, caseId } = await policy({ name: 'Stream tokens', type: 'tokens', credit_limit: 60 });
     const stream = { stream: true, stream_options: { include_usage: false } };

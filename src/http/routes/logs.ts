@@ -1,6 +1,7 @@
 import express, { type Request, type Response } from 'express';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { LogsService } from '../../management/logs.js';
+import { redact } from '../../security/redact.js';
 import type { Exchange } from '../exchange.js';
 
 /**
@@ -11,7 +12,7 @@ export function logRoutes(service: LogsService): express.Router {
   const r = express.Router();
   r.route('/v1/logs')
     .get(async (req: Request, res: Response) => {
-      res.json(await service.query(req.query, (res.locals.ex as Exchange).gatewayKey));
+      res.json(redact(await service.query(req.query, (res.locals.ex as Exchange).gatewayKey)));
     })
     .all((req: Request): never => {
       throw new GatewayError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use GET.`, { headers: { allow: 'GET' } });

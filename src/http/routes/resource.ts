@@ -1,6 +1,7 @@
 import express, { type Request, type Response } from 'express';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ApiKeyRecord } from '../../security/api-keys.js';
+import { redact } from '../../security/redact.js';
 import { readJsonBody } from '../body.js';
 import type { Exchange } from '../exchange.js';
 
@@ -25,6 +26,11 @@ function methodNotAllowed(allow: string) {
   };
 }
 
+/** Every management answer is redacted by kind on its way out (security/redact.ts): no service can forget it. */
+const answer = (res: Response, body: unknown, status = 200): void => {
+  res.status(status).json(redact(body));
+};
+
 /**
  * A management resource's routes: `POST` (201) and `GET` (list) on `base`, `GET`, `PUT` (when the
  * service updates) and `DELETE` on `base/:id`, other methods 405 with `Allow`. Parse, call the logic with the caller's key, answer
@@ -37,25 +43,25 @@ export function resourceRoutes(base: string, service: ResourceService, bodyLimit
 
   r.route(base)
     .post(async (req, res) => {
-      res.status(201).json(await service.create(await jsonBody(req, bodyLimitBytes), key(res)));
+      answer(res, await service.create(await jsonBody(req, bodyLimitBytes), key(res)), 201);
     })
     .get(async (req, res) => {
-      res.json(await service.list(req.query, key(res)));
+      answer(res, await service.list(req.query, key(res)));
     })
     .all(methodNotAllowed('GET, POST'));
 
   const one = r.route(`${base}/:id`).get(async (req, res) => {
-    res.json(await service.get(idOf(req), req.query, key(res)));
+    answer(res, await service.get(idOf(req), req.query, key(res)));
   });
   const update = service.update?.bind(service);
   if (update) {
     one.put(async (req, res) => {
-      res.json(await update(idOf(req), await jsonBody(req, bodyLimitBytes), req.query, key(res)));
+      answer(res, await update(idOf(req), await jsonBody(req, bodyLimitBytes), req.query, key(res)));
     });
   }
   one
     .delete(async (req, res) => {
-      res.json(await service.delete(idOf(req), req.query, key(res)));
+      answer(res, await service.delete(idOf(req), req.query, key(res)));
     })
     .all(methodNotAllowed(update ? 'GET, PUT, DELETE' : 'GET, DELETE'));
 
