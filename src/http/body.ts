@@ -57,7 +57,7 @@ export function readJsonBody(req: IncomingMessage, limit: number, done: BodyCall
     } catch {
       return finish(new GatewayError('invalid_json'));
     }
-    if (jsonTooDeep(text)) return finish(new GatewayError('json_too_deep', `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`));
+    if (jsonTooDeep(body)) return finish(new GatewayError('json_too_deep', `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`));
     finish(undefined, body);
   });
   req.on('error', () => finish(new GatewayError('invalid_request_body', 'The request body ended before its declared length.')));

@@ -221,7 +221,7 @@ export class ConfigResolver {
         } catch {
           throw new GatewayError('invalid_header', 'Invalid header x-gateway-config: not valid JSON.', { param: REQUEST_HEADERS.config });
         }
-        if (jsonTooDeep(trimmed)) {
+        if (jsonTooDeep(json)) {
           throw new GatewayError('json_too_deep', `Invalid header x-gateway-config: nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`, { param: REQUEST_HEADERS.config });
         }
         if (json === null || typeof json !== 'object' || Array.isArray(json)) {

@@ -2,32 +2,29 @@
  * JSON from outside (request bodies, the inline config header, management bodies) is nested at most
  * MAX_JSON_DEPTH deep. `JSON.parse` itself copes with any depth, but what comes after does not: zod,
  * `JSON.stringify`, the usage estimate and the config compilers all recurse, and 5,000 levels
- * overflow the stack (a 500). Refusing at parse makes it a 400 that says why.
+ * overflow the stack (a 500). Refusing right after the parse makes it a 400 that says why.
  */
 export const MAX_JSON_DEPTH = 128;
 
 /**
- * Whether JSON text nests objects and arrays deeper than `max`. A scan of the raw text (strings
- * skipped, escapes honoured), made only when the text is long enough to hold `max` + 1 openings,
- * so an ordinary body costs nothing. Meant for text `JSON.parse` accepts; on other text it still
- * ends, its answer then means nothing.
+ * Whether a parsed JSON value nests objects and arrays deeper than `max` (a bare value is depth 0,
+ * `[]` depth 1). A walk of the parsed value, not of its text: it visits only the objects and arrays
+ * and the values they hold (a typical chat body: tens of them, under a microsecond), and it stops
+ * going down at `max`, so it cannot overflow the stack itself.
  */
-export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
-  if (text.length <= 2 * max) return false;
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c /* \ */) i++;
-        else if (d === 0x22) break;
-      }
-    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      if (++depth > max) return true;
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      depth--;
+export function jsonTooDeep(value: unknown, max = MAX_JSON_DEPTH): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (max === 0) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      if (v !== null && typeof v === 'object' && jsonTooDeep(v, max - 1)) return true;
     }
+    return false;
+  }
+  for (const k in value) {
+    const v = (value as Record<string, unknown>)[k];
+    if (v !== null && typeof v === 'object' && jsonTooDeep(v, max - 1)) return true;
   }
   return false;
 }

@@ -232,6 +232,15 @@ describe('config regexes run in linear time', () => {
     const r = await post(`${url}/v1/chat/completions`, headers(cond), chat('x'));
     expect(r.status).toBe(400);
     expect(r.json.error.param).toContain('$regex');
+    const stored = await post(`${url}/v1/guardrails`, { 'x-gateway-api-key': `${KEY}-ws`, 'content-type': 'application/json' }, {
+      name: 'backref',
+      checks: [{ id: 'default.regexMatch', parameters: { rule: '(a)\\1' } }],
+      actions: { onFail: 'block' },
+    });
+    expect(stored.status).toBe(400);
+    expect(stored.json.error.param).toContain('checks');
+    expect(stored.json.error.param).toBe('checks[0].parameters');
+    expect(JSON.stringify(stored.json.issues)).toContain('rule');
   });
 });
 

@@ -1,23 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../../src/util/json-depth.js';
 
-const nest = (n: number, open = '[', close = ']') => `${open.repeat(n)}${close.repeat(n)}`;
+const nest = (n: number) => JSON.parse(`${'['.repeat(n)}${']'.repeat(n)}`) as unknown;
+const nestObj = (n: number) => JSON.parse(`${'{"k":'.repeat(n)}1${'}'.repeat(n)}`) as unknown;
 
 describe('jsonTooDeep', () => {
   it('is true just past the cap, false at it, for arrays and objects', () => {
     expect(jsonTooDeep(nest(MAX_JSON_DEPTH))).toBe(false);
     expect(jsonTooDeep(nest(MAX_JSON_DEPTH + 1))).toBe(true);
-    const obj = (n: number): string => (n === 0 ? '1' : `{"k":${obj(n - 1)}}`);
-    expect(jsonTooDeep(obj(MAX_JSON_DEPTH))).toBe(false);
-    expect(jsonTooDeep(obj(MAX_JSON_DEPTH + 1))).toBe(true);
+    expect(jsonTooDeep(nestObj(MAX_JSON_DEPTH))).toBe(false);
+    expect(jsonTooDeep(nestObj(MAX_JSON_DEPTH + 1))).toBe(true);
+    expect(jsonTooDeep({ a: [1, { b: [] }] }, 4)).toBe(false);
+    expect(jsonTooDeep({ a: [1, { b: [] }] }, 3)).toBe(true);
   });
 
-  it('brackets inside strings (escaped quotes included) do not count', () => {
-    const s = JSON.stringify({ text: `\\"${'['.repeat(5000)}`, list: [1, 2] });
-    expect(jsonTooDeep(s)).toBe(false);
+  it('walks 100,000 levels without overflowing the stack (it stops at the cap)', () => {
+    expect(jsonTooDeep(nest(100_000))).toBe(true);
   });
 
-  it('wide but shallow JSON is not deep', () => {
-    expect(jsonTooDeep(JSON.stringify(Array.from({ length: 10_000 }, () => [[1]])))).toBe(false);
+  it('bare values and wide, shallow JSON are not deep', () => {
+    for (const v of [null, 1, 'x', true]) expect(jsonTooDeep(v)).toBe(false);
+    expect(jsonTooDeep(Array.from({ length: 10_000 }, () => [[1]]))).toBe(false);
   });
 });
