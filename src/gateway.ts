@@ -255,6 +255,7 @@ export function createGateway(init: GatewayInit): Gateway {
         inflight: new Map(),
       },
       streamIdleTimeoutMs: options['stream-idle-timeout'],
+      upstreamLimits: { maxBody: options['upstream-max-body'], maxEvent: options['upstream-max-event'] },
       requestBudgetMs: options['request-budget'],
       now,
       random: init.random ?? Math.random,
@@ -267,7 +268,10 @@ export function createGateway(init: GatewayInit): Gateway {
     guardrails: new GuardrailsService(stores.guardrails, init.validateChecks ?? checksValidator(resolveCheck)),
     prompts,
     // Prompts are looked up in the scope of the request's key (its workspace; proxying ignores admin).
-    promptRenderer: new PromptRenderer((idOrSlug, versionId, scope) => stores.prompts.lookup(idOrSlug, versionId, scope), callerScope),
+    promptRenderer: new PromptRenderer((idOrSlug, versionId, scope) => stores.prompts.lookup(idOrSlug, versionId, scope), callerScope, {
+      maxSteps: options['template-max-steps'],
+      maxOutput: options['template-max-output'],
+    }),
     policies,
     adminKeys: new ApiKeysService(stores.apiKeys),
     virtualKeys: new VirtualKeysService(stores.virtualKeys, virtualKeyChecker(registry, hostGuard), masterKey !== undefined),

@@ -12,9 +12,10 @@ import type { CheckDef } from './types.js';
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (a: Ajv) => Ajv;
 
 /**
- * `pattern` and `patternProperties` come from configs too: bounded as every config regex is (a
- * pattern of at most 256 characters, refused at config time otherwise); a string longer than the
- * regex input cap does not match (the check fails closed rather than run a regex over it).
+ * `pattern` and `patternProperties` come from configs too: bounded as every config regex is (RE2,
+ * linear time; a pattern of at most 256 characters in RE2 syntax, refused at config time otherwise);
+ * a string longer than the regex input cap does not match (the check fails closed rather than run a
+ * regex over it).
  */
 const boundedRegExp: RegExpEngine = Object.assign(
   (pattern: string, flags: string) => {

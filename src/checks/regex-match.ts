@@ -8,7 +8,7 @@ import { DATA_JSON, type CheckDef, type CheckOutcome } from './types.js';
 const Params = z.strictObject({ rule: regexRule });
 type Params = z.infer<typeof Params>;
 
-const compiled = memoByObject((p: Params) => compileBoundedRegex(p.rule, 'rule', 'g'));
+const compiled = memoByObject((p: Params) => compileBoundedRegex(p.rule, 'rule'));
 
 /** The outcome when nothing matches: the same for every run (outcomes are read, never changed). */
 const NO_MATCH: CheckOutcome = { verdict: false, data: Object.freeze({ matched: false }) };

@@ -8,7 +8,7 @@ import type { CheckDef } from './types.js';
 const Params = z.strictObject({ rule: regexRule, redactText: z.string().default('[REDACTED]') });
 type Params = z.infer<typeof Params>;
 
-const compiled = memoByObject((p: Params) => compileBoundedRegex(p.rule, 'rule', 'g'));
+const compiled = memoByObject((p: Params) => compileBoundedRegex(p.rule, 'rule'));
 
 /**
  * Mutator: replaces every match of `rule` in every text of the request (all messages, prompts,

@@ -5,6 +5,8 @@
  */
 export const ERROR_CATALOG = {
   invalid_json: { status: 400, type: 'invalid_request_error', message: 'The request body is not valid JSON.' },
+  json_too_deep: { status: 400, type: 'invalid_request_error', message: 'The JSON nests objects and arrays more than 128 levels deep.' },
+  template_too_large: { status: 400, type: 'invalid_request_error', message: 'The prompt template renders more than this gateway allows for one request.' },
   invalid_request_body: { status: 400, type: 'invalid_request_error', message: 'The request body is invalid.' },
   invalid_header: { status: 400, type: 'invalid_request_error', message: 'A request header is invalid.' },
   invalid_query_parameter: { status: 400, type: 'invalid_request_error', message: 'A query parameter is invalid.' },
@@ -74,6 +76,7 @@ export const ERROR_CATALOG = {
   upstream_error: { status: 502, type: 'upstream_error', message: 'The provider returned an error.' },
   upstream_unreachable: { status: 502, type: 'upstream_error', message: 'The provider could not be reached.' },
   upstream_invalid_response: { status: 502, type: 'upstream_error', message: 'The provider returned a response the gateway cannot read.' },
+  upstream_response_too_large: { status: 502, type: 'upstream_error', message: 'The provider\'s answer is larger than this gateway accepts; the call was aborted.' },
   stream_interrupted: { status: 502, type: 'upstream_error', message: 'The provider stream ended before it was complete.' },
   circuit_open: { status: 503, type: 'server_error', message: 'Every eligible target has an open circuit.' },
   store_unavailable: { status: 503, type: 'server_error', message: 'The shared store is not reachable; the change was not confirmed. Read it back, then retry.' },

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../errors/gateway-error.js';
+import { jsonTooDeep, MAX_JSON_DEPTH } from '../util/json-depth.js';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const CHARSET = /;\s*charset\s*=\s*"?([\w-]+)"?/i;
@@ -8,7 +9,8 @@ export type BodyCallback = (err: GatewayError | undefined, body?: unknown) => vo
 
 /**
  * Read a JSON request body: the content type must be JSON (415), the size at most `limit` bytes
- * (413, checked on Content-Length before reading and while reading), the text valid UTF-8 JSON (400).
+ * (413, checked on Content-Length before reading and while reading), the text valid UTF-8 JSON (400)
+ * nested at most MAX_JSON_DEPTH deep (400 json_too_deep).
  * Parsed once; a body that is not JSON is never buffered past the limit. A callback, not a promise:
  * this runs on every request and the continuation needs no extra microtask.
  */
@@ -55,6 +57,7 @@ export function readJsonBody(req: IncomingMessage, limit: number, done: BodyCall
     } catch {
       return finish(new GatewayError('invalid_json'));
     }
+    if (jsonTooDeep(body)) return finish(new GatewayError('json_too_deep', `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`));
     finish(undefined, body);
   });
   req.on('error', () => finish(new GatewayError('invalid_request_body', 'The request body ended before its declared length.')));

@@ -1,3 +1,4 @@
+import type { UpstreamLimits } from '../upstream/limits.js';
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { PlanNode } from '../plan/types.js';
 import type { HookAccount } from '../checks/hooks.js';
@@ -36,6 +37,8 @@ export interface PipelineDeps {
   breakers: BreakerStore;
   /** Idle limit between stream chunks once a stream has started (ms). */
   streamIdleTimeoutMs: number;
+  /** Caps on what a provider's answer may take (--upstream-max-body, --upstream-max-event); defaults when absent. */
+  upstreamLimits?: UpstreamLimits;
   /** A request's whole time budget, retries and their waits included (ms). */
   requestBudgetMs: number;
   /** Milliseconds; the scheduler's clock in tests. */

@@ -3,7 +3,7 @@ import type { PromptRef } from '../plan/types.js';
 import type { Endpoint } from '../providers/types.js';
 import type { PromptRecord } from '../state/prompt-store.js';
 import type { ResourceScope } from '../state/resource-store.js';
-import { compileTemplate, renderTemplate, type Template } from '../util/template.js';
+import { compileTemplate, renderBudget, renderTemplate, TemplateLimitError, type RenderBudget, type Template } from '../util/template.js';
 
 /** The prompt store's synchronous read side (with Redis: its mirror). */
 export type PromptLookup = (idOrSlug: string, versionId: string | undefined, scope: ResourceScope) => PromptRecord | undefined;
@@ -39,11 +39,11 @@ function compileMessage(m: Json): CompiledMessage {
   return { message: m };
 }
 
-function renderMessage(cm: CompiledMessage, vars: Json, missing: Set<string>): Json {
-  if (cm.content) return { ...cm.message, content: renderTemplate(cm.content, vars, missing) };
+function renderMessage(cm: CompiledMessage, vars: Json, missing: Set<string>, budget: RenderBudget): Json {
+  if (cm.content) return { ...cm.message, content: renderTemplate(cm.content, vars, missing, budget) };
   if (cm.parts) {
     const parts = cm.message.content as unknown[];
-    return { ...cm.message, content: parts.map((p, i) => (cm.parts![i] ? { ...(p as Json), text: renderTemplate(cm.parts![i]!, vars, missing) } : p)) };
+    return { ...cm.message, content: parts.map((p, i) => (cm.parts![i] ? { ...(p as Json), text: renderTemplate(cm.parts![i]!, vars, missing, budget) } : p)) };
   }
   return cm.message;
 }
@@ -63,9 +63,14 @@ export class PromptRenderer<K> {
   private readonly compiled = new WeakMap<PromptRecord, CompiledPrompt>();
   private parsed = 0;
 
+  /**
+   * `limits`: what one request's rendering may cost (all its templates together): steps (text pieces,
+   * values and section items) and characters written. Over either: 400 template_too_large.
+   */
   constructor(
     private readonly lookup: PromptLookup,
     private readonly scopeOf: CallerScope<K>,
+    private readonly limits: { maxSteps?: number; maxOutput?: number } = {},
   ) {}
 
   /** Versions parsed so far (each once, however many requests render it). */
@@ -111,13 +116,23 @@ export class PromptRenderer<K> {
       throw configError(prompt, `the prompt "${record.slug}" has ${has}`);
     }
     const missing = new Set<string>();
+    const budget = renderBudget(this.limits.maxSteps, this.limits.maxOutput);
+    try {
+      return this.fill(record, c, endpoint, raw, vars, missing, budget);
+    } catch (e) {
+      if (e instanceof TemplateLimitError) throw tooLarge(record, e);
+      throw e;
+    }
+  }
+
+  private fill(record: PromptRecord, c: CompiledPrompt, endpoint: Endpoint, raw: Json, vars: Json, missing: Set<string>, budget: RenderBudget): Json {
     const body: Json = {};
     if (record.model !== undefined) body.model = record.model;
     Object.assign(body, record.parameters);
     for (const k in raw) if (k !== 'variables') body[k] = raw[k];
     if (endpoint === 'chat') {
       const own = raw.messages;
-      const rendered = c.messages!.map((m) => renderMessage(m, vars, missing));
+      const rendered = c.messages!.map((m) => renderMessage(m, vars, missing, budget));
       body.messages = own === undefined ? rendered : Array.isArray(own) ? [...rendered, ...own] : own;
     } else {
       if (raw.prompt !== undefined) {
@@ -126,7 +141,7 @@ export class PromptRenderer<K> {
           issues: [{ path: ['prompt'], message: 'the prompt template supplies the prompt' }],
         });
       }
-      body.prompt = renderTemplate(c.prompt!, vars, missing);
+      body.prompt = renderTemplate(c.prompt!, vars, missing, budget);
     }
     if (missing.size > 0) throw missingVariables(record, [...missing]);
     return body;
@@ -149,6 +164,16 @@ function configError(prompt: PromptRef, why: string): GatewayError {
   return new GatewayError('invalid_config', `${prompt.param} ${why}.`, {
     param: prompt.param,
     issues: [{ path: prompt.param.split('.'), message: why }],
+  });
+}
+
+function tooLarge(record: PromptRecord, e: TemplateLimitError): GatewayError {
+  const param = e.variable === undefined ? 'variables' : `variables.${e.variable}`;
+  const where = e.variable === undefined ? '' : ` (while writing ${param})`;
+  const option = e.what === 'steps' ? '--template-max-steps' : '--template-max-output';
+  return new GatewayError('template_too_large', `The prompt "${record.slug}" ${e.message}${where}, over this gateway's ${option}: send fewer or shorter items.`, {
+    param,
+    issues: [{ path: param.split('.'), message: e.message }],
   });
 }
 

@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import { compileBoundedRegex, testBoundedPrefix } from '../util/bounded-regex.js';
+import { compileBoundedRegex, testBoundedPrefix, type BoundedRegex } from '../util/bounded-regex.js';
 
 /** What a conditional query can look at. */
 export interface QueryInput {
@@ -69,7 +69,7 @@ function compileOperator(op: string, arg: unknown, get: (i: QueryInput) => unkno
       if (typeof arg !== 'boolean') bad(path, '$exists takes true or false');
       return (i) => (get(i) !== undefined) === arg;
     case '$regex': {
-      let re: RegExp;
+      let re: BoundedRegex;
       try {
         re = compileBoundedRegex(arg, '$regex');
       } catch (e) {
@@ -103,7 +103,7 @@ function compileFieldCondition(cond: unknown, get: (i: QueryInput) => unknown, p
 /**
  * A Mongo-style query → a predicate, validated at plan time. Fields: `metadata.*`, `params.*` (any
  * depth) and `url.pathname`; operators $eq $ne $gt $gte $lt $lte $in $nin $regex $exists $and $or
- * $not. A plain value means $eq. Regex patterns and the text they test are length-capped.
+ * $not. A plain value means $eq. Regex patterns run on RE2 (linear time); they and the text they test are length-capped.
  */
 export function compileQuery(query: unknown, path: string): Predicate {
   if (query === null || typeof query !== 'object' || Array.isArray(query)) bad(path, 'a query is an object');

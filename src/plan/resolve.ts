@@ -6,6 +6,7 @@ import { bearerToken, CONFIG_HEADERS, configFromHeaders, headerValue, refuseHead
 import { parseConfig, satisfiesRequiredKeySet, type Config } from '../config/schema.js';
 import type { VirtualKey } from '../config/bootstrap.js';
 import type { Versioned, VersionedLookup } from '../state/versioned-store.js';
+import { jsonTooDeep, MAX_JSON_DEPTH } from '../util/json-depth.js';
 
 /** What a saved config id may look like (as pipelines/ file names); anything else is not an id. */
 const CONFIG_ID = /^[A-Za-z0-9_.-]+$/;
@@ -219,6 +220,9 @@ export class ConfigResolver {
           json = JSON.parse(trimmed);
         } catch {
           throw new GatewayError('invalid_header', 'Invalid header x-gateway-config: not valid JSON.', { param: REQUEST_HEADERS.config });
+        }
+        if (jsonTooDeep(json)) {
+          throw new GatewayError('json_too_deep', `Invalid header x-gateway-config: nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`, { param: REQUEST_HEADERS.config });
         }
         if (json === null || typeof json !== 'object' || Array.isArray(json)) {
           throw new GatewayError('invalid_header', 'Invalid header x-gateway-config: inline JSON must be an object.', { param: REQUEST_HEADERS.config });

@@ -2,6 +2,7 @@ import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { StreamEvent } from '../providers/types.js';
+import { DEFAULT_UPSTREAM_LIMITS, upstreamTooLarge } from './limits.js';
 
 export interface AwsEventStreamDecoder {
   /** Feed raw bytes; throws on a frame that does not decode (bad CRC, impossible length). */
@@ -13,8 +14,6 @@ export interface AwsEventStreamDecoder {
 /** The prelude (total length, headers length, prelude CRC); a message is at least 16 bytes. */
 const PRELUDE = 12;
 const MIN_MESSAGE = 16;
-/** A frame larger than this is refused rather than buffered (AWS caps event-stream messages far below). */
-const MAX_MESSAGE = 16 * 1024 * 1024;
 
 /** One codec for every stream: decoding keeps no state between calls (its message buffer is not used). */
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
@@ -50,9 +49,14 @@ function errorEvent(type: string, payload: string, fallbackMessage?: string): St
  *   `error` is the name an SSE provider gives its error events too; the provider maps the type.
  *
  * A bad CRC, an impossible length, or bytes left over at the end are `upstream_invalid_response` /
- * `stream_interrupted`, thrown from `write`/`end` (the caller turns them into the stream's error).
+ * `stream_interrupted`, thrown from `write`/`end` (the caller turns them into the stream's error). A
+ * frame that declares more than `maxFrame` bytes is `upstream_response_too_large`, refused from its
+ * prelude before it is buffered.
  */
-export function createAwsEventStreamDecoder(onEvent: (event: StreamEvent) => void): AwsEventStreamDecoder {
+export function createAwsEventStreamDecoder(
+  onEvent: (event: StreamEvent) => void,
+  maxFrame = DEFAULT_UPSTREAM_LIMITS.maxEvent,
+): AwsEventStreamDecoder {
   /** Bytes of a frame not yet complete (undefined when none). */
   let pending: Uint8Array | undefined;
 
@@ -90,9 +94,10 @@ export function createAwsEventStreamDecoder(onEvent: (event: StreamEvent) => voi
       while (buf.byteLength - offset >= PRELUDE) {
         const view = new DataView(buf.buffer, buf.byteOffset + offset, PRELUDE);
         const total = view.getUint32(0, false);
-        if (total < MIN_MESSAGE || total > MAX_MESSAGE) {
+        if (total < MIN_MESSAGE) {
           throw new GatewayError('upstream_invalid_response', `The provider sent an event-stream frame of impossible length ${total}.`);
         }
+        if (total > maxFrame) throw upstreamTooLarge('event-stream frame', maxFrame);
         if (buf.byteLength - offset < total) break;
         frame(buf.subarray(offset, offset + total));
         offset += total;

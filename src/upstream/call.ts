@@ -6,6 +6,7 @@ import type { StreamEvent, StreamFraming, UpstreamRequest } from '../providers/t
 import { streamDecoder } from './framing.js';
 import { customHostRefusal } from '../security/host-guard.js';
 import type { Flow } from './flow.js';
+import { DEFAULT_UPSTREAM_LIMITS, upstreamTooLarge, type UpstreamLimits } from './limits.js';
 
 export type UpstreamHeaders = Record<string, string | string[] | undefined>;
 
@@ -58,7 +59,8 @@ class Abort extends EventEmitter {
  * aborts it (the socket's request is cancelled and its body discarded). Non-2xx answers become the
  * error produced by `mapError`; transport failures become `upstream_unreachable`. A stream's body is
  * decoded by the descriptor's framing and attached to `flow`: while the client cannot take more, the
- * body is paused, undici stops reading the socket and TCP pushes back to the provider.
+ * body is paused, undici stops reading the socket and TCP pushes back to the provider. `limits` caps
+ * what is read (limits.ts): past a cap the call is aborted with 502 upstream_response_too_large.
  */
 export function callUpstream(
   dispatchers: Dispatchers,
@@ -66,6 +68,7 @@ export function callUpstream(
   mapError: ErrorMapper,
   framing: StreamFraming = 'sse',
   flow?: Flow,
+  limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS,
 ): Observable<UpstreamMessage> {
   return new Observable<UpstreamMessage>((subscriber) => {
     const ac = new Abort();
@@ -87,9 +90,14 @@ export function callUpstream(
           const ok = statusCode >= 200 && statusCode < 300;
           const decoder =
             ok && req.stream
-              ? streamDecoder(framing, headers, (event) => {
-                  if (!subscriber.closed) subscriber.next({ type: 'event', status: statusCode, headers, event });
-                })
+              ? streamDecoder(
+                  framing,
+                  headers,
+                  (event) => {
+                    if (!subscriber.closed) subscriber.next({ type: 'event', status: statusCode, headers, event });
+                  },
+                  limits.maxEvent,
+                )
               : undefined;
           if (decoder) {
             // A decoder throws on bytes its framing cannot read (a binary frame with a bad CRC): the
@@ -128,9 +136,22 @@ export function callUpstream(
             });
             return;
           }
-          const parts: Buffer[] = [];
-          body.on('data', (b: Buffer) => parts.push(b));
+          let parts: Buffer[] = [];
+          let size = 0;
+          body.on('data', (b: Buffer) => {
+            if (finished) return;
+            size += b.length;
+            if (size > limits.maxBody) {
+              finished = true;
+              parts = [];
+              ac.abort();
+              subscriber.error(upstreamTooLarge('answer body', limits.maxBody));
+              return;
+            }
+            parts.push(b);
+          });
           body.on('end', () => {
+            if (finished) return;
             finished = true;
             const text = parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8');
             if (ok) {

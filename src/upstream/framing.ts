@@ -16,7 +16,7 @@ export interface StreamDecoder {
 interface Framing {
   /** The Content-Type a provider's 2xx stream answer carries in this framing. */
   contentType: string;
-  decoder(onEvent: (event: StreamEvent) => void): StreamDecoder;
+  decoder(onEvent: (event: StreamEvent) => void, maxEvent?: number): StreamDecoder;
 }
 
 /**
@@ -31,15 +31,17 @@ const FRAMINGS: Readonly<Record<StreamFraming, Framing>> = {
 
 /**
  * The decoder for a 2xx answer to a stream request in `framing`, or undefined when the answer is not
- * in that framing (its body is then read whole, and refused as a stream by the caller).
+ * in that framing (its body is then read whole, and refused as a stream by the caller). `maxEvent`:
+ * the bytes one event or frame may take (over it the decoder throws upstream_response_too_large).
  */
 export function streamDecoder(
   framing: StreamFraming,
   headers: Record<string, string | string[] | undefined>,
   onEvent: (event: StreamEvent) => void,
+  maxEvent?: number,
 ): StreamDecoder | undefined {
   const f = FRAMINGS[framing];
   const ct = headers['content-type'];
   const v = Array.isArray(ct) ? ct[0] : ct;
-  return v !== undefined && v.includes(f.contentType) ? f.decoder(onEvent) : undefined;
+  return v !== undefined && v.includes(f.contentType) ? f.decoder(onEvent, maxEvent) : undefined;
 }

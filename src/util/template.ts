@@ -12,6 +12,11 @@
  *
  * A template is parsed once (`compileTemplate`, mustache.js's parser) and rendered many times
  * (`renderTemplate`, a walk over the parsed nodes).
+ *
+ * Rendering is bounded (`RenderBudget`): nested sections multiply (six levels of 20-item lists are
+ * 64 million passes), so a small request could otherwise keep the event loop busy for seconds or
+ * write a body of many megabytes. Each node written and each section item counts a step; the
+ * output is counted in characters; over either cap rendering stops with a TemplateLimitError.
  */
 import Mustache from 'mustache';
 
@@ -78,6 +83,41 @@ export function compileTemplate(source: string): Template {
   return { source, nodes };
 }
 
+/** Rendering went over a cap of its RenderBudget; `name` is the variable being written or expanded. */
+export class TemplateLimitError extends Error {
+  override name = 'TemplateLimitError';
+  constructor(
+    readonly what: 'steps' | 'output',
+    readonly limit: number,
+    readonly variable: string | undefined,
+  ) {
+    super(what === 'steps' ? `rendering takes more than ${limit} steps` : `rendering writes more than ${limit} characters`);
+  }
+}
+
+/** What one request's rendering may cost, shared by every template it renders (spent as it goes). */
+export interface RenderBudget {
+  /** Steps left: one per node written and per section item. */
+  steps: number;
+  /** Characters left to write. */
+  output: number;
+  readonly maxSteps: number;
+  readonly maxOutput: number;
+}
+
+export const DEFAULT_TEMPLATE_MAX_STEPS = 100_000;
+export const DEFAULT_TEMPLATE_MAX_OUTPUT = 1024 * 1024;
+
+export function renderBudget(maxSteps = DEFAULT_TEMPLATE_MAX_STEPS, maxOutput = DEFAULT_TEMPLATE_MAX_OUTPUT): RenderBudget {
+  return { steps: maxSteps, output: maxOutput, maxSteps, maxOutput };
+}
+
+/** Spends one step and `chars` of output; `variable`: the innermost section or value being rendered. */
+function spend(b: RenderBudget, chars: number, variable: string | undefined): void {
+  if (--b.steps < 0) throw new TemplateLimitError('steps', b.maxSteps, variable);
+  if ((b.output -= chars) < 0) throw new TemplateLimitError('output', b.maxOutput, variable);
+}
+
 const MISSING: unique symbol = Symbol('missing');
 
 /** A dotted path in the innermost view that has it all, own properties only (a string's `length` is its own). */
@@ -95,27 +135,33 @@ function lookup(stack: readonly unknown[], path: readonly string[]): unknown {
 
 const empty = (v: unknown): boolean => !v || (Array.isArray(v) && v.length === 0);
 
-function renderNodes(nodes: readonly TemplateNode[], stack: unknown[], missing: Set<string>): string {
+function renderNodes(nodes: readonly TemplateNode[], stack: unknown[], missing: Set<string>, b: RenderBudget, section: string | undefined): string {
   let out = '';
   for (const n of nodes) {
     if (typeof n === 'string') {
+      spend(b, n.length, section);
       out += n;
       continue;
     }
     const v = lookup(stack, n.path);
     if (!('children' in n)) {
       if (v === MISSING || v === undefined) missing.add(n.name);
-      else if (v !== null) out += typeof v === 'string' ? v : JSON.stringify(v);
+      else if (v !== null) {
+        const text = typeof v === 'string' ? v : JSON.stringify(v);
+        spend(b, text.length, n.name);
+        out += text;
+      }
     } else if (n.inverted) {
-      if (v === MISSING || empty(v)) out += renderNodes(n.children, stack, missing);
+      if (v === MISSING || empty(v)) out += renderNodes(n.children, stack, missing, b, n.name);
     } else if (v !== MISSING && !empty(v)) {
       // A list: once per item; an object, string or number: once, in its context; true: once.
       const items = Array.isArray(v) ? v : typeof v === 'object' || typeof v === 'string' || typeof v === 'number' ? [v] : undefined;
-      if (!items) out += renderNodes(n.children, stack, missing);
+      if (!items) out += renderNodes(n.children, stack, missing, b, n.name);
       else {
         for (const item of items) {
+          spend(b, 0, n.name);
           stack.push(item);
-          out += renderNodes(n.children, stack, missing);
+          out += renderNodes(n.children, stack, missing, b, n.name);
           stack.pop();
         }
       }
@@ -127,8 +173,12 @@ function renderNodes(nodes: readonly TemplateNode[], stack: unknown[], missing: 
 /**
  * Renders `t` with `variables`. Every name written out that resolves nowhere is added to `missing`
  * (in template order) and renders empty meanwhile: the caller refuses the result when any is.
+ * @throws TemplateLimitError when rendering would go over `budget` (shared by a request's templates).
  */
-export function renderTemplate(t: Template, variables: Record<string, unknown>, missing: Set<string>): string {
-  if (t.text !== undefined) return t.text;
-  return renderNodes(t.nodes!, [variables], missing);
+export function renderTemplate(t: Template, variables: Record<string, unknown>, missing: Set<string>, budget: RenderBudget = renderBudget()): string {
+  if (t.text !== undefined) {
+    spend(budget, t.text.length, undefined);
+    return t.text;
+  }
+  return renderNodes(t.nodes!, [variables], missing, budget, undefined);
 }

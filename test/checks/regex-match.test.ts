@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_REGEX_INPUT } from '../../src/util/bounded-regex.js';
+import { compileBoundedRegex, findBounded, MAX_REGEX_INPUT } from '../../src/util/bounded-regex.js';
 import { requestInput } from '../../src/checks/text.js';
 import { resolveCheck, runCheck } from '../../src/checks/registry.js';
 import { DATA_JSON } from '../../src/checks/types.js';
@@ -77,5 +77,26 @@ describe('regexMatch', () => {
     expectInvalid('regexMatch', { rule: 'a'.repeat(257) }, 'rule', /at most 256 characters/);
     expectInvalid('regexMatch', { rule: 'a', not: 'yes' }, 'not');
     expectInvalid('regexMatch', { rule: 'a', flags: 'i' }, '', /flags/);
+  });
+
+  it('runs on RE2: a pattern it cannot express (backreference, lookaround) is refused, naming the path', () => {
+    for (const rule of ['(a)\\1', 'a(?=b)', 'a(?!b)', '(?<=a)b', '(?<!a)b']) {
+      expectInvalid('regexMatch', { rule }, 'rule', /RE2 syntax/);
+    }
+    expectInvalid('regexMatch', { rule: '(.*a){200}' }, 'rule', /too large once compiled/);
+  });
+
+  it('patterns that backtrack exponentially answer at once, with the verdict RE2 gives', async () => {
+    const evil = 'a'.repeat(64) + '!';
+    for (const rule of ['^(a+)+$', '(a|aa)+$', '^(a|a?)+$', '^(\\w+\\s?)*$']) {
+      expect(await verdict('regexMatch', { rule }, chatRequest(evil)), rule).toBe(false);
+    }
+    expect(await verdict('regexMatch', { rule: '^(a+)+!$' }, chatRequest(evil))).toBe(true);
+  });
+
+  it('a search that runs past its time budget throws (the hook fails closed), rather than hold the event loop', () => {
+    const re = compileBoundedRegex('.*b|a', 'rule');
+    expect(() => findBounded(re, 'a'.repeat(MAX_REGEX_INPUT * 8), Infinity, 0)).toThrow(/gave up after 0 ms/);
+    expect(findBounded(re, 'xxaxx')).toEqual([[2, 3]]);
   });
 });

@@ -158,3 +158,26 @@ describe('createAwsEventStreamDecoder', () => {
     expect(streamDecoder('aws-event-stream', { 'content-type': 'application/json' }, () => {})).toBeUndefined();
   });
 });
+
+describe('event-stream frame cap', () => {
+  it('a frame that declares more than maxFrame bytes is upstream_response_too_large, from its prelude, before it is buffered', () => {
+    const out: StreamEvent[] = [];
+    const d = createAwsEventStreamDecoder((e) => out.push(e), 1024);
+    d.write(event('chunk', { n: 1 }));
+    expect(out).toHaveLength(1);
+    const big = event('chunk', { text: 'x'.repeat(2000) });
+    // only the prelude has arrived: refused already
+    const e = thrown(() => d.write(big.subarray(0, 12)));
+    expect(e.code).toBe('upstream_response_too_large');
+    expect(e.status).toBe(502);
+  });
+
+  it('a frame at the cap is read', () => {
+    const f = event('chunk', { text: 'y'.repeat(100) });
+    const out: StreamEvent[] = [];
+    const d = createAwsEventStreamDecoder((e) => out.push(e), f.length);
+    d.write(f);
+    d.end();
+    expect(out).toHaveLength(1);
+  });
+});

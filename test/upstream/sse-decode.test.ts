@@ -159,3 +159,26 @@ describe('createSseDecoder', () => {
     }
   });
 });
+
+describe('SSE event cap', () => {
+  it('bytes without an event end past maxEvent are upstream_response_too_large', () => {
+    const d = createSseDecoder(() => {}, 1024);
+    d.write(enc('data: {"x":"'));
+    let err: unknown;
+    try {
+      for (let i = 0; i < 10; i++) d.write(enc('a'.repeat(200)));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ code: 'upstream_response_too_large', status: 502 });
+  });
+
+  it('many events, each under the cap, are read however many bytes they add up to; comments restart the count', () => {
+    const out: SseEvent[] = [];
+    const d = createSseDecoder((ev) => out.push(ev), 1024);
+    for (let i = 0; i < 50; i++) d.write(enc(`data: ${'b'.repeat(600)}\n\n`));
+    for (let i = 0; i < 50; i++) d.write(enc(`: ${'k'.repeat(600)}\n`));
+    d.end();
+    expect(out).toHaveLength(50);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileTemplate, renderTemplate, TemplateError } from '../../src/util/template.js';
+import { compileTemplate, renderBudget, renderTemplate, TemplateError, TemplateLimitError } from '../../src/util/template.js';
 
 function render(source: string, variables: Record<string, unknown>): { text: string; missing: string[] } {
   const missing = new Set<string>();
@@ -47,5 +47,33 @@ describe('prompt templates (mustache syntax)', () => {
     expect(() => compileTemplate('{{x}')).toThrow(/Unclosed tag/);
     expect(() => compileTemplate('{{#a}}{{/b}}')).toThrow(TemplateError);
     expect(() => compileTemplate('x {{#s}}{{> footer}}{{/s}}')).toThrow(/partials are not supported/);
+  });
+});
+
+describe('rendering is bounded', () => {
+  const twenty = Array.from({ length: 20 }, (_, i) => i);
+
+  it('six nested sections over 20-item lists stop at the step cap, naming the section being expanded', () => {
+    const t = compileTemplate('{{#a}}{{#b}}{{#c}}{{#d}}{{#e}}{{#f}}x{{/f}}{{/e}}{{/d}}{{/c}}{{/b}}{{/a}}');
+    let err: unknown;
+    try {
+      renderTemplate(t, { a: twenty, b: twenty, c: twenty, d: twenty, e: twenty, f: twenty }, new Set(), renderBudget(10_000, 1 << 20));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(TemplateLimitError);
+    expect(err).toMatchObject({ what: 'steps', limit: 10_000 });
+    expect(['a', 'b', 'c', 'd', 'e', 'f']).toContain((err as TemplateLimitError).variable);
+  });
+
+  it('the output cap counts characters written, across templates sharing one budget', () => {
+    const budget = renderBudget(1_000, 100);
+    expect(renderTemplate(compileTemplate('{{v}}'), { v: 'x'.repeat(60) }, new Set(), budget)).toHaveLength(60);
+    expect(() => renderTemplate(compileTemplate('{{v}}'), { v: 'x'.repeat(60) }, new Set(), budget)).toThrow(TemplateLimitError);
+    expect(() => renderTemplate(compileTemplate('plain text only'), {}, new Set(), renderBudget(1_000, 5))).toThrow(/more than 5 characters/);
+  });
+
+  it('an ordinary template renders within the defaults', () => {
+    expect(render('{{#items}}{{.}},{{/items}}', { items: twenty }).text).toBe(`${twenty.join(',')},`);
   });
 });
