@@ -51,7 +51,9 @@ function params(o: CheckOptions): fc.Parameters<unknown> {
 
 function failure(message: string, details: fc.RunDetails<unknown>): Error {
   const replay = `SLUICE_FUZZ_SEED=${details.seed}${details.counterexamplePath ? ` SLUICE_FUZZ_PATH=${details.counterexamplePath}` : ''}`;
-  return new Error(`${message}\n\nReplay with: ${replay} npx vitest run test/fuzz`);
+  const cause = details.errorInstance;
+  const why = cause instanceof Error ? cause.message : String(cause);
+  return new Error(`${message}\n\nFailed with: ${why}\n\nReplay with: ${replay} npx vitest run test/fuzz`, { cause });
 }
 
 /** Checks a synchronous property with the suite's seed and bounds; throws with a replay line. */
