@@ -87,7 +87,9 @@ function stringArb(b: Bounds, o: Required<Omit<GenOptions, 'overrides'>>): fc.Ar
   if (b.format === 'uuid' || b.format === 'guid') return fc.uuid();
   if (b.format === 'url') return fc.constantFrom('http://127.0.0.1:9/v1', 'https://127.0.0.1:9/');
   if (b.pattern) {
-    return fc.stringMatching(b.pattern, { size: 'xsmall' }).filter((s) => s.length >= minLength && s.length <= (b.maxLength ?? Infinity));
+    // fast-check reads no flags: a case-insensitive pattern is drawn in the case it is written
+    const re = b.pattern.flags.includes('i') ? new RegExp(b.pattern.source) : b.pattern;
+    return fc.stringMatching(re, { size: 'xsmall' }).filter((s) => s.length >= minLength && s.length <= (b.maxLength ?? Infinity));
   }
   return fc.string({ minLength, maxLength, unit: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...'abcxyz019-_ .') }, { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) }) });
 }
