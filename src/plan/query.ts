@@ -26,7 +26,8 @@ function getter(field: string, path: string): (input: QueryInput) => unknown {
   return (input) => {
     let cur: unknown = input[root as keyof QueryInput];
     for (const p of rest) {
-      if (cur === null || typeof cur !== 'object') return undefined;
+      // Own properties only: `metadata.constructor` is absent from a request, not Object's constructor.
+      if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, p)) return undefined;
       cur = (cur as Record<string, unknown>)[p];
     }
     return cur;
