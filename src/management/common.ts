@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { isAdmin, type ApiKeyRecord } from '../security/api-keys.js';
-import { visibleTo } from '../state/resource-store.js';
+import { visibleTo } from '../security/tenancy.js';
 
 /** A 400 naming one field of the body (`invalid_request_body`) or one query parameter (`invalid_query_parameter`). */
 export function fieldError(code: 'invalid_request_body' | 'invalid_query_parameter', field: string, message: string): GatewayError {
