@@ -9,7 +9,7 @@ import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { HostGuard } from '../security/host-guard.js';
 import { visibleTo } from '../security/tenancy.js';
 import { refOf, type MadeVirtualKey, type VirtualKeyStore } from '../state/virtual-key-store.js';
-import { fieldError, keepScope, managementScope, NoQuery, ownerScope, ScopeId, scopedPage, storeWrite, withinScope, type Page, type Scope } from './common.js';
+import { fieldError, keepScope, managementScope, ownerScope, ScopeId, scopedPage, storeWrite, withinScope, type Page, type Scope } from './common.js';
 import { ListQuerySchema } from './resources.js';
 
 /** A virtual key's id: what `x-gateway-virtual-key` and configs name (as in the bootstrap file). */
@@ -137,7 +137,9 @@ export class VirtualKeysService {
     withinScope(q, scope);
     const b = parseOrThrow(VirtualKeyBodySchema, body, 'invalid_request_body', 'request body');
     withinScope(b, scope);
-    const current = this.visible(id, scope, { workspace_id: q.workspace_id ?? b.workspace_id, organisation_id: q.organisation_id ?? b.organisation_id });
+    // The body's scope picks among several keys with the id only: naming another than the key's is
+    // `keepScope`'s 400, not a 404.
+    const current = this.visible(id, scope, q, b);
     if (b.id !== undefined && b.id !== id) throw fieldError('invalid_request_body', 'id', `the path names "${id}"; omit id or give that one`);
     keepScope(b, current, 'a virtual key');
     const owner: Scope = { workspace_id: current.workspace_id, organisation_id: current.organisation_id };
@@ -161,16 +163,15 @@ export class VirtualKeysService {
    * never considered. Several (an admin key seeing the id in more than one of its workspaces) is a
    * 400 asking which.
    */
-  private visible(id: string, scope: Scope, named: Scope): MadeVirtualKey {
-    const found = this.store
-      .withId(id)
-      .filter(
-        (r) =>
-          visibleTo(r, scope) &&
-          (named.workspace_id === undefined || r.workspace_id === named.workspace_id) &&
-          (named.organisation_id === undefined || r.organisation_id === named.organisation_id),
-      );
+  private visible(id: string, scope: Scope, named: Scope, preferred?: Scope): MadeVirtualKey {
+    const within = (r: MadeVirtualKey, s: Scope): boolean =>
+      (s.workspace_id === undefined || r.workspace_id === s.workspace_id) && (s.organisation_id === undefined || r.organisation_id === s.organisation_id);
+    let found = this.store.withId(id).filter((r) => visibleTo(r, scope) && within(r, named));
     if (found.length === 0) throw notFound(id);
+    if (found.length > 1 && preferred) {
+      const narrowed = found.filter((r) => within(r, preferred));
+      if (narrowed.length > 0) found = narrowed;
+    }
     if (found.length > 1) {
       const where = found.map((r) => `(organisation ${r.organisation_id ?? 'none'}, workspace ${r.workspace_id ?? 'none'})`).join(', ');
       throw fieldError('invalid_query_parameter', 'workspace_id', `${found.length} virtual keys of this gateway key's scope have the id "${id}": ${where}; name workspace_id (and organisation_id) to choose one`);

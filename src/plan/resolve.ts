@@ -110,7 +110,11 @@ interface CachedPlan {
  * What of a caller a scoped plan depends on, made once per caller object (a request's caller is its
  * gateway key's record, the same object on every request with that key; a key's scope never changes).
  */
-const callerKey = memoByObject((c: KeyScope): string => `${c.workspace_id ?? ''}\u0000${c.organisation_id ?? ''}`);
+const callerKey = memoByObject((c: KeyScope & { scopes?: readonly string[] }): string =>
+  c.workspace_id === undefined && c.organisation_id === undefined
+    ? `\u0000\u0000${c.scopes?.includes('admin') === true ? 'admin' : ''}` // tenancy.ts `usableBy`: an unbound admin key uses more
+    : `${JSON.stringify(c.workspace_id ?? null)}\u0000${JSON.stringify(c.organisation_id ?? null)}`,
+);
 const callerOf = (c: KeyScope | undefined): string => (c === undefined ? '\u0000' : callerKey(c));
 
 /**

@@ -39,15 +39,23 @@ export function visibleTo(owner: TenantScope, caller: TenantScope | undefined): 
   return true;
 }
 
+/** A request's gateway key as tenancy reads it: its scope, and whether it is an admin key. */
+export interface RequestCaller extends TenantScope {
+  readonly scopes?: readonly string[] | undefined;
+}
+
 /**
- * May a proxied request whose gateway key has scope `caller` use a stored prompt or guardrail living
- * in `owner`? As `visibleTo`, except that a key bound to nothing (neither workspace nor organisation,
- * whether admin or not) uses only what is bound to nothing: managing every tenant does not make a
- * request run as one. No caller at all (operator tools such as `sluice plan`): everything.
+ * May a proxied request whose gateway key is `caller` use a stored prompt or guardrail living in
+ * `owner`? As `visibleTo`, except for a key bound to nothing (neither workspace nor organisation):
+ * an admin key (the operator's, which manages every tenant) uses any, any other key only what is
+ * bound to nothing (it manages nothing, so it has no tenant to use). No caller at all (operator
+ * tools such as `sluice plan`): everything.
  */
-export function usableBy(owner: TenantScope, caller: TenantScope | undefined): boolean {
+export function usableBy(owner: TenantScope, caller: RequestCaller | undefined): boolean {
   if (!caller) return true;
-  if (caller.workspace_id === undefined && caller.organisation_id === undefined) return owner.workspace_id === undefined && owner.organisation_id === undefined;
+  if (caller.workspace_id === undefined && caller.organisation_id === undefined && caller.scopes?.includes('admin') !== true) {
+    return owner.workspace_id === undefined && owner.organisation_id === undefined;
+  }
   return visibleTo(owner, caller);
 }
 
