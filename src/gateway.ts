@@ -173,12 +173,9 @@ export function createGateway(init: GatewayInit): Gateway {
   });
   const catalog: Catalog = { apiKeys: stores.apiKeys, virtualKeys: stores.virtualKeys, savedConfigs: new MemoryVersionedStore(saved) };
   const planDeps: PlanDeps = {
+    // A key made in a workspace (or an organisation) serves only that workspace's requests: the
+    // resolver looks ids up in the requesting key's scope.
     virtualKeys: catalog.virtualKeys,
-    // A key made in a workspace (or an organisation) serves only that workspace's requests.
-    virtualKeyScope: (id) => {
-      const r = catalog.virtualKeys.record(id);
-      return r?.workspace_id !== undefined || r?.organisation_id !== undefined ? r : undefined;
-    },
     registry,
     hostGuard,
     guardrails: guardrailLookup(stores.guardrails),

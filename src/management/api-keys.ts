@@ -4,7 +4,7 @@ import { parseOrThrow } from '../config/issues.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { API_KEY_SCOPES, generateApiKey, keyHint, type ApiKeyRecord } from '../security/api-keys.js';
 import type { ApiKeyStore, MadeKeyRecord } from '../state/api-key-store.js';
-import { visibleTo } from '../state/resource-store.js';
+import { visibleTo } from '../security/tenancy.js';
 import { adminScope, NoQuery, ownerScope, ScopeId, scopedPage, storeWrite, withinScope, type Page } from './common.js';
 import { ListQuerySchema } from './resources.js';
 

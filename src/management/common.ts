@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { isAdmin, type ApiKeyRecord } from '../security/api-keys.js';
-import { visibleTo } from '../state/resource-store.js';
+import { visibleTo, type RequestCaller } from '../security/tenancy.js';
+import { memoByObject } from '../util/memo.js';
 
 /** A 400 naming one field of the body (`invalid_request_body`) or one query parameter (`invalid_query_parameter`). */
 export function fieldError(code: 'invalid_request_body' | 'invalid_query_parameter', field: string, message: string): GatewayError {
@@ -64,15 +65,23 @@ export interface Scope {
 }
 
 /**
- * The scope a gateway key is bound to, for what a proxied request may use (its workspace's prompts):
- * proxying ignores `scopes`. Management routes use `managementScope`.
+ * The scope a gateway key is bound to, for what a proxied request may use (its workspace's prompts),
+ * and whether it is an admin key (security/tenancy.ts `usableBy`: an unbound admin key may use any
+ * tenant's). Management routes use `managementScope`. Made once per key record.
  */
-export function callerScope(key: ApiKeyRecord | undefined): { workspace_id?: string; organisation_id?: string } {
-  const s: { workspace_id?: string; organisation_id?: string } = {};
-  if (key?.workspace_id !== undefined) s.workspace_id = key.workspace_id;
-  if (key?.organisation_id !== undefined) s.organisation_id = key.organisation_id;
-  return s;
+export function callerScope(key: ApiKeyRecord | undefined): RequestCaller {
+  return key === undefined ? NO_KEY : scopeOfKey(key);
 }
+
+const NO_KEY: RequestCaller = Object.freeze({});
+
+const scopeOfKey = memoByObject((key: ApiKeyRecord): RequestCaller => {
+  const s: { workspace_id?: string; organisation_id?: string; scopes?: readonly string[] } = {};
+  if (key.workspace_id !== undefined) s.workspace_id = key.workspace_id;
+  if (key.organisation_id !== undefined) s.organisation_id = key.organisation_id;
+  if (key.scopes !== undefined) s.scopes = key.scopes;
+  return s;
+});
 
 /** A 403 `forbidden_scope` naming what the key may not reach. */
 export function forbidden(message: string, param: string | null = null): GatewayError {

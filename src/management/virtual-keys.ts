@@ -7,9 +7,9 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { HostGuard } from '../security/host-guard.js';
-import { visibleTo } from '../state/resource-store.js';
-import type { MadeVirtualKey, VirtualKeyStore } from '../state/virtual-key-store.js';
-import { fieldError, keepScope, managementScope, NoQuery, ownerScope, ScopeId, scopedPage, storeWrite, withinScope, type Page, type Scope } from './common.js';
+import { visibleTo } from '../security/tenancy.js';
+import { refOf, type MadeVirtualKey, type VirtualKeyStore } from '../state/virtual-key-store.js';
+import { fieldError, keepScope, managementScope, ownerScope, ScopeId, scopedPage, storeWrite, withinScope, type Page, type Scope } from './common.js';
 import { ListQuerySchema } from './resources.js';
 
 /** A virtual key's id: what `x-gateway-virtual-key` and configs name (as in the bootstrap file). */
@@ -79,6 +79,13 @@ function view(r: MadeVirtualKey): VirtualKeyView {
   }) as VirtualKeyView;
 }
 
+/**
+ * The query of GET, PUT and DELETE on one key: optionally the scope to find it in. Ids are unique
+ * per (organisation, workspace), so an admin key that sees several scopes may find the same id in
+ * more than one, and names the one it means.
+ */
+const OneKeyQuery = z.strictObject({ workspace_id: ScopeId.optional(), organisation_id: ScopeId.optional() });
+
 function notFound(id: string): GatewayError {
   return new GatewayError('virtual_key_not_found', `No virtual key made through this API has the id "${id}" (in the scope of this gateway key).`);
 }
@@ -109,8 +116,10 @@ export class VirtualKeysService {
     const id = b.id ?? `vk-${randomUUID()}`;
     const at = new Date(this.now()).toISOString();
     const record = this.record(id, b, owner, { created_at: at, last_updated_at: at, version_id: randomUUID() });
+    // Taken only by a key of the same (organisation, workspace), or by a bootstrap-file key (those
+    // serve every scope): another scope's id is free here, so this answer says nothing about it.
     if (!(await storeWrite(() => this.store.create(record)))) {
-      throw new GatewayError('virtual_key_exists', `A virtual key with the id "${id}" already exists; choose another id, or rotate that one with PUT.`, { param: 'id' });
+      throw new GatewayError('virtual_key_exists', `A virtual key with the id "${id}" already exists in this scope; choose another id, or rotate that one with PUT.`, { param: 'id' });
     }
     return view(record);
   }
@@ -124,17 +133,21 @@ export class VirtualKeysService {
 
   async get(id: string, query: unknown, key: ApiKeyRecord | undefined): Promise<VirtualKeyView> {
     const scope = managementScope(key);
-    parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
-    return view(this.visible(id, scope));
+    const q = parseOrThrow(OneKeyQuery, query, 'invalid_query_parameter', 'query');
+    withinScope(q, scope);
+    return view(this.visible(id, scope, q));
   }
 
   /** PUT (rotate): the whole key again, secrets included; a new `version_id`. The scope cannot move. */
   async update(id: string, body: unknown, query: unknown, key: ApiKeyRecord | undefined): Promise<VirtualKeyView> {
     const scope = managementScope(key);
-    parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
+    const q = parseOrThrow(OneKeyQuery, query, 'invalid_query_parameter', 'query');
+    withinScope(q, scope);
     const b = parseOrThrow(VirtualKeyBodySchema, body, 'invalid_request_body', 'request body');
     withinScope(b, scope);
-    const current = this.visible(id, scope);
+    // The body's scope picks among several keys with the id only: naming another than the key's is
+    // `keepScope`'s 400, not a 404.
+    const current = this.visible(id, scope, q, b);
     if (b.id !== undefined && b.id !== id) throw fieldError('invalid_request_body', 'id', `the path names "${id}"; omit id or give that one`);
     keepScope(b, current, 'a virtual key');
     const owner: Scope = { workspace_id: current.workspace_id, organisation_id: current.organisation_id };
@@ -145,17 +158,33 @@ export class VirtualKeysService {
 
   async delete(id: string, query: unknown, key: ApiKeyRecord | undefined): Promise<{ id: string; object: 'virtual_key'; deleted: true }> {
     const scope = managementScope(key);
-    parseOrThrow(NoQuery, query, 'invalid_query_parameter', 'query');
-    this.visible(id, scope);
-    if (!(await storeWrite(() => this.store.delete(id)))) throw notFound(id);
+    const q = parseOrThrow(OneKeyQuery, query, 'invalid_query_parameter', 'query');
+    withinScope(q, scope);
+    const r = this.visible(id, scope, q);
+    if (!(await storeWrite(() => this.store.delete(refOf(r))))) throw notFound(id);
     return { id, object: 'virtual_key', deleted: true };
   }
 
-  /** A made key the scope may see, or the 404 an unknown one gets. */
-  private visible(id: string, scope: Scope): MadeVirtualKey {
-    const r = this.store.record(id);
-    if (!r?.made || !visibleTo(r, scope)) throw notFound(id);
-    return r as MadeVirtualKey;
+  /**
+   * The made key with this id that the scope may see (narrowed to the scope `named`, when the query
+   * or body names one), or the 404 an unknown one gets: another scope's key with the same id is
+   * never considered. Several (an admin key seeing the id in more than one of its workspaces) is a
+   * 400 asking which.
+   */
+  private visible(id: string, scope: Scope, named: Scope, preferred?: Scope): MadeVirtualKey {
+    const within = (r: MadeVirtualKey, s: Scope): boolean =>
+      (s.workspace_id === undefined || r.workspace_id === s.workspace_id) && (s.organisation_id === undefined || r.organisation_id === s.organisation_id);
+    let found = this.store.withId(id).filter((r) => visibleTo(r, scope) && within(r, named));
+    if (found.length === 0) throw notFound(id);
+    if (found.length > 1 && preferred) {
+      const narrowed = found.filter((r) => within(r, preferred));
+      if (narrowed.length > 0) found = narrowed;
+    }
+    if (found.length > 1) {
+      const where = found.map((r) => `(organisation ${r.organisation_id ?? 'none'}, workspace ${r.workspace_id ?? 'none'})`).join(', ');
+      throw fieldError('invalid_query_parameter', 'workspace_id', `${found.length} virtual keys of this gateway key's scope have the id "${id}": ${where}; name workspace_id (and organisation_id) to choose one`);
+    }
+    return found[0]!;
   }
 
   /** The record to store, once the key is checked and its secrets may be kept. */

@@ -17,6 +17,8 @@ import {
   type UsageCounters,
 } from '../state/usage-counters.js';
 import type { AnswerMeta } from '../upstream/events.js';
+import { tenantKey } from '../security/tenancy.js';
+import { memoByObject } from '../util/memo.js';
 import type { Ledger, Spent } from './accounting.js';
 
 /** The gateway key as the stage sees it: its name and scope. */
@@ -67,9 +69,13 @@ interface Compiled {
 /** The active policies, indexed by the scope of the keys they apply to. */
 interface PolicyIndex {
   generation: number;
+  /** By the (organisation, workspace) pair's `tenantKey`: a workspace id means nothing without its organisation. */
   byWorkspace: Map<string, Compiled[]>;
   byOrganisation: Map<string, Compiled[]>;
 }
+
+/** A key's pair as the index's key, made once per key record (the same object on every request with that key). */
+const tenantOf = memoByObject((key: KeyScope): string => tenantKey(key));
 
 /** One matched policy of a request: what it reserved and how it was matched. */
 interface Held {
@@ -348,7 +354,10 @@ export class UsageLimits implements Ledger<LimitedRequest> {
     if (gen === this.index.generation) return this.index;
     const next: PolicyIndex = { generation: gen, byWorkspace: new Map(), byOrganisation: new Map() };
     for (const p of this.deps.policies.active()) {
-      const [map, scope] = p.workspace_id !== null ? [next.byWorkspace, p.workspace_id] : [next.byOrganisation, p.organisation_id];
+      const [map, scope] =
+        p.workspace_id !== null
+          ? [next.byWorkspace, tenantKey({ workspace_id: p.workspace_id, organisation_id: p.organisation_id ?? undefined })]
+          : [next.byOrganisation, p.organisation_id];
       if (scope === null) continue;
       let list = map.get(scope);
       if (!list) map.set(scope, (list = []));
@@ -368,7 +377,7 @@ export class UsageLimits implements Ledger<LimitedRequest> {
     const plan = req.plan;
     if (!key || !plan || req.request.endpoint === 'models') return undefined;
     const idx = this.current();
-    const ws = key.workspace_id !== undefined ? idx.byWorkspace.get(key.workspace_id) : undefined;
+    const ws = key.workspace_id !== undefined && idx.byWorkspace.size > 0 ? idx.byWorkspace.get(tenantOf(key)) : undefined;
     const org = key.organisation_id !== undefined ? idx.byOrganisation.get(key.organisation_id) : undefined;
     if (!ws && !org) return undefined;
     const candidates = candidatesOf(plan);

@@ -22,14 +22,12 @@ export interface KeyScope {
 }
 
 export interface PlanDeps {
-  /** The virtual-key store (read side); the resolver hands in a view that records what a plan read. */
-  virtualKeys: VersionedLookup<VirtualKey>;
   /**
-   * The scope of a stored virtual key (one made in a workspace through the API), or undefined for a
-   * key anyone may use (the bootstrap file's). The resolver lets a request use a scoped key only when
-   * its gateway key is of that workspace (or, for an organisation's key, that organisation).
+   * The virtual-key store (read side); the resolver hands in a view that looks ids up in the
+   * requesting key's scope (state/virtual-key-store.ts `virtualKeyCandidates`) and records what a
+   * plan read.
    */
-  virtualKeyScope?: (id: string) => KeyScope | undefined;
+  virtualKeys: VersionedLookup<VirtualKey>;
   registry: ProviderRegistry;
   hostGuard: HostGuard;
   /** Stored guardrails, for string entries of input_guardrails / output_guardrails. */

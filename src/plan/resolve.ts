@@ -7,6 +7,7 @@ import { parseConfig, satisfiesRequiredKeySet, type Config } from '../config/sch
 import type { VirtualKey } from '../config/bootstrap.js';
 import type { Versioned, VersionedLookup } from '../state/versioned-store.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../util/json-depth.js';
+import { virtualKeyCandidates } from '../state/virtual-key-store.js';
 
 /** What a saved config id may look like (as pipelines/ file names); anything else is not an id. */
 const CONFIG_ID = /^[A-Za-z0-9_.-]+$/;
@@ -99,25 +100,22 @@ interface CachedPlan {
   /** The plan names stored guardrails: it is current only while the guardrail store has not changed. */
   guardrailsSeen: number | undefined;
   /**
-   * Set when the builder looked up a workspace's virtual key: the plan then depends on who asks (a
-   * key of another workspace does not see it), so it serves only requests of the caller it was built
-   * for (`callerOf`), and is rebuilt for another.
+   * Set when the builder looked up a virtual key or a stored guardrail: the plan then depends on who
+   * asks (each (organisation, workspace) resolves ids in its own scope), so it serves only requests
+   * of the caller it was built for (`callerOf`), and is rebuilt for another.
    */
   builtFor: string | undefined;
-}
-
-/** May a request whose gateway key has `caller`'s scope use a virtual key that lives in `owner`? */
-export function usableBy(owner: KeyScope, caller: KeyScope | undefined): boolean {
-  if (owner.workspace_id !== undefined) return caller?.workspace_id === owner.workspace_id;
-  if (owner.organisation_id !== undefined) return caller?.organisation_id === owner.organisation_id;
-  return true;
 }
 
 /**
  * What of a caller a scoped plan depends on, made once per caller object (a request's caller is its
  * gateway key's record, the same object on every request with that key; a key's scope never changes).
  */
-const callerKey = memoByObject((c: KeyScope): string => `${c.workspace_id ?? ''}\u0000${c.organisation_id ?? ''}`);
+const callerKey = memoByObject((c: KeyScope & { scopes?: readonly string[] }): string =>
+  c.workspace_id === undefined && c.organisation_id === undefined
+    ? `\u0000\u0000${c.scopes?.includes('admin') === true ? 'admin' : ''}` // tenancy.ts `usableBy`: an unbound admin key uses more
+    : `${JSON.stringify(c.workspace_id ?? null)}\u0000${JSON.stringify(c.organisation_id ?? null)}`,
+);
 const callerOf = (c: KeyScope | undefined): string => (c === undefined ? '\u0000' : callerKey(c));
 
 /**
@@ -265,26 +263,31 @@ export class ConfigResolver {
     } catch (e) {
       throw missingCredential(e, merged) ?? e;
     }
-    // The builder reads virtual keys through a view that notes each id and the version it found, and
-    // hides a workspace's key from a caller of another workspace (as if it did not exist: a 404, or
-    // `@id` taken as a provider name), marking the plan as built for this caller.
+    // The builder reads virtual keys through a view that looks an id up in the caller's scope (its
+    // workspace's key, its organisation's, then the bootstrap file's: another scope's is never
+    // tried, so it is as absent as an unknown one, a 404, or `@id` taken as a provider name) and
+    // notes every ref it tried and the version it found there (0: absent), so the plan is rebuilt
+    // when any of them is written. Which refs are tried depends on the caller, so the plan is built
+    // for this caller (a key bound to no scope too: a plan it built must not serve a scoped caller,
+    // whose own workspace may have a key with that id).
     const keyIds: string[] = [];
     const keyVersions: number[] = [];
     let builtFor: string | undefined;
     const store = this.deps.virtualKeys;
-    const scopeOf = this.deps.virtualKeyScope;
     const recording: VersionedLookup<VirtualKey> = {
       get version() {
         return store.version;
       },
       get(id: string): Versioned<VirtualKey> | undefined {
-        const e = store.get(id);
-        keyIds.push(id);
-        keyVersions.push(e?.version ?? 0);
-        const owner = e && scopeOf?.(id);
-        if (!owner) return e;
+        const refs = virtualKeyCandidates(id, caller);
         builtFor = callerOf(caller);
-        return usableBy(owner, caller) ? e : undefined;
+        for (const ref of refs) {
+          const e = store.get(ref);
+          keyIds.push(ref);
+          keyVersions.push(e?.version ?? 0);
+          if (e) return e;
+        }
+        return undefined;
       },
     };
     // And stored guardrails through one that notes that the plan used any (their store's version then)

@@ -5,6 +5,7 @@
  * scope and model: never a prompt, an answer, a header or a key.
  */
 import type { Usage } from '../config/wire.js';
+import { visibleTo } from '../security/tenancy.js';
 
 /** One request, as stored and answered by GET /v1/logs (the names are the stdout line's). */
 export interface RequestLogRecord {
@@ -44,7 +45,7 @@ export interface RequestLogRecord {
   client_aborted?: true;
 }
 
-/** Whose records a caller may read. Empty: an operator key, every record. */
+/** Whose records a caller may read (security/tenancy.ts `visibleTo`). Empty: an operator key, every record. */
 export interface RequestLogScope {
   workspace_id?: string;
   organisation_id?: string;
@@ -89,9 +90,7 @@ export interface RequestLogStore {
 
 /** Does `r` match every filter of `q`, and may `q.scope` see it? */
 export function matches(r: RequestLogRecord, q: RequestLogQuery): boolean {
-  const s = q.scope;
-  if (s.workspace_id !== undefined && r.workspace_id !== s.workspace_id) return false;
-  if (s.organisation_id !== undefined && r.organisation_id !== s.organisation_id) return false;
+  if (!visibleTo(r, q.scope)) return false;
   if (q.workspace_id !== undefined && r.workspace_id !== q.workspace_id) return false;
   if (q.trace_id !== undefined && r.trace_id !== q.trace_id) return false;
   if (q.status !== undefined && r.status !== q.status) return false;

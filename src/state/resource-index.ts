@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { canonicalJson } from '../util/canonical.js';
+import type { TenantScope } from '../security/tenancy.js';
 import {
   scopeKey,
+  usableBy,
   visibleTo,
   type ResourceKind,
   type ResourceListQuery,
@@ -9,6 +11,12 @@ import {
   type ResourceRecord,
   type ResourceScope,
 } from './resource-store.js';
+
+/** Whether a caller may reach what lives in a scope (security/tenancy.ts `visibleTo` or `usableBy`). */
+type Allowed = (owner: TenantScope, caller: TenantScope | undefined) => boolean;
+
+/** A request-time lookup's rule (exported for the adapters' `lookup`). */
+export const forRequests: Allowed = usableBy;
 
 /** One resource with all its versions. */
 export interface ResourceEntry<C> {
@@ -82,14 +90,17 @@ export class ResourceIndex<C> {
     this.gen++;
   }
 
-  /** By id, else by slug: in the caller's scope, or the one visible entry with that slug. */
-  find(idOrSlug: string, caller: ResourceScope | undefined): ResourceEntry<C> | undefined {
+  /**
+   * By id, else by slug: in the caller's scope, or the one visible entry with that slug. `allowed`
+   * says what the caller may reach: `visibleTo` for a manager (the default), `usableBy` for a request.
+   */
+  find(idOrSlug: string, caller: ResourceScope | undefined, allowed: Allowed = visibleTo): ResourceEntry<C> | undefined {
     const byId = this.byId.get(idOrSlug);
-    if (byId) return visibleTo(latest(byId), caller) ? byId : undefined;
+    if (byId) return allowed(latest(byId), caller) ? byId : undefined;
     if (caller && caller.workspace_id !== undefined) return this.byScopedSlug.get(`${scopeKey(caller)}\n${idOrSlug}`);
     let found: ResourceEntry<C> | undefined;
     for (const e of this.bySlug.get(idOrSlug) ?? []) {
-      if (!visibleTo(latest(e), caller)) continue;
+      if (!allowed(latest(e), caller)) continue;
       if (found) return undefined; // ambiguous: the same slug in two visible scopes
       found = e;
     }
@@ -101,8 +112,8 @@ export class ResourceIndex<C> {
     return entry.versions.get(versionId ?? entry.latest);
   }
 
-  lookup(idOrSlug: string, versionId: string | undefined, caller: ResourceScope | undefined): ResourceRecord<C> | undefined {
-    const e = this.find(idOrSlug, caller);
+  lookup(idOrSlug: string, versionId: string | undefined, caller: ResourceScope | undefined, allowed: Allowed = visibleTo): ResourceRecord<C> | undefined {
+    const e = this.find(idOrSlug, caller, allowed);
     return e && this.record(e, versionId);
   }
 

@@ -5,7 +5,10 @@
  * read and write is scoped: a caller bound to a workspace (or an organisation) sees only that
  * scope's resources. What differs between kinds is only their content (`ResourceKind`).
  */
+import { tenantKey } from '../security/tenancy.js';
 import { isUuid } from '../util/name-uuid.js';
+
+export { usableBy, visibleTo } from '../security/tenancy.js';
 
 /** Who is asking, or where a resource lives. Empty: an unscoped (operator) caller that sees every scope. */
 export interface ResourceScope {
@@ -84,27 +87,22 @@ export interface ScopedResourceStore<C extends { name: string }> {
   declare(id: string, draft: ResourceDraft<C>): Promise<{ record: ResourceRecord<C>; outcome: DeclareOutcome }>;
   /**
    * Synchronous, for the request path and the plan builder: no I/O (the Redis adapter answers from
-   * its mirror). Without a scope, every resource is visible and a slug resolves only when exactly one
-   * scope has it.
+   * its mirror). What a request's gateway key may use (security/tenancy.ts `usableBy`): its own
+   * (organisation, workspace) pair; a key bound to nothing uses only unbound resources. Without a
+   * scope (operator tools), every resource is visible and a slug resolves only when exactly one scope
+   * has it.
    */
   lookup(idOrSlug: string, versionId?: string, scope?: ResourceScope): ResourceRecord<C> | undefined;
   /** Changes on every write seen (local or, with Redis, another instance's): a plan cache key part. */
   generation(): number;
 }
 
-/** The scope a resource's slug is unique in: its workspace, else its organisation. */
+/**
+ * The scope a resource's slug is unique in: its (organisation, workspace) pair, or its organisation
+ * for an organisation-wide one (security/tenancy.ts `tenantKey`).
+ */
 export function scopeKey(s: ResourceScope): string {
-  if (s.workspace_id !== undefined) return `w:${s.workspace_id}`;
-  if (s.organisation_id !== undefined) return `o:${s.organisation_id}`;
-  return '-';
-}
-
-/** May a caller with scope `caller` see a resource living in `owner`? */
-export function visibleTo(owner: ResourceScope, caller: ResourceScope | undefined): boolean {
-  if (!caller) return true;
-  if (caller.workspace_id !== undefined) return owner.workspace_id === caller.workspace_id;
-  if (caller.organisation_id !== undefined) return owner.organisation_id === caller.organisation_id;
-  return true;
+  return tenantKey(s);
 }
 
 export const SLUG_MAX = 64;

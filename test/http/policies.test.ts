@@ -96,8 +96,9 @@ describe('usage-limits API over HTTP (memory store)', () => {
   it('scope isolation: workspace B neither lists nor reads, changes or archives workspace A\'s policies (404); naming another workspace is a 403', async () => {
     const a = (await api('POST', PATH, KEY_A, policy('A private'))).json;
     const listB = await api('GET', PATH, KEY_B);
-    expect(names(listB)).toEqual(['Team B spend']);
-    expect(listB.json.total).toBe(1);
+    // "Team B spend" is declared in workspace ws-b of no organisation: another workspace than KEY_B's ws-b of org-1
+    expect(names(listB)).toEqual([]);
+    expect(listB.json.total).toBe(0);
     const asked = await api('GET', `${PATH}?workspace_id=ws-a`, KEY_B);
     expect(asked.status).toBe(403);
     expect(asked.json.error).toMatchObject({ code: 'forbidden_scope', type: 'permission_error', param: 'workspace_id' });

@@ -7,6 +7,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MasterKey } from '../../src/security/master-key.js';
 import { createRedis } from '../../src/state/redis/connection.js';
 import { virtualKeyKeys, type RedisVirtualKeyStore } from '../../src/state/redis/virtual-key-store.js';
+import { virtualKeyRef } from '../../src/state/virtual-key-store.js';
+
+/** KEY_A's (organisation, workspace): where what it makes lives. */
+const A_SCOPE = { workspace_id: 'ws-a', organisation_id: 'org-1' };
 import { FakeOpenAI } from '../fakes/openai-server.js';
 import { startGateway, TEST_KEY, type TestGateway } from '../helpers/gateway.js';
 import { callApi, post } from '../helpers/http.js';
@@ -146,7 +150,7 @@ describe('/v1/virtual-keys (memory store, master key set)', () => {
     // an admin sees and manages it; it must name the workspace of what it makes
     expect((await api('GET', `${PATH}/a-private`, TEST_KEY)).json.workspace_id).toBe('ws-a');
     expect((await api('POST', PATH, TEST_KEY, vkBody())).json.error.param).toBe('workspace_id');
-    const placed = await api('POST', PATH, TEST_KEY, vkBody({ id: 'placed-in-b', workspace_id: 'ws-b' }));
+    const placed = await api('POST', PATH, TEST_KEY, vkBody({ id: 'placed-in-b', workspace_id: 'ws-b', organisation_id: 'org-1' }));
     expect(placed.status).toBe(201);
     expect((await chatVia(gw, KEY_B, 'placed-in-b')).status).toBe(200);
     // the scope cannot move
@@ -231,7 +235,8 @@ describe('/v1/virtual-keys with --redis: sealed at rest, shared, kept across res
 
   it('made on one gateway, used through the other; the raw Redis value holds the secret sealed, never in clear', async () => {
     const store2 = gw2.gateway.stores.virtualKeys as RedisVirtualKeyStore;
-    const arrived = nextEvent<string>((cb) => store2.onRefreshed((id) => id === 'shared-vk' && cb(id)), 3000, 'the create on gw2');
+    const ref = virtualKeyRef(A_SCOPE, 'shared-vk');
+    const arrived = nextEvent<string>((cb) => store2.onRefreshed((f) => f === ref && cb(f)), 3000, 'the create on gw2');
     expect((await callApi(gw1.url, 'POST', PATH, KEY_A, vkBody({ id: 'shared-vk' }))).status).toBe(201);
     await arrived;
     expect((await chatVia(gw2, KEY_A, 'shared-vk')).auth).toBe(`Bearer ${SECRET_1}`);
@@ -239,7 +244,7 @@ describe('/v1/virtual-keys with --redis: sealed at rest, shared, kept across res
     const conn = createRedis(server.url);
     try {
       await conn.waitUntilReady(3000);
-      const raw = await conn.client.hget(virtualKeyKeys('sluice:').keys, 'shared-vk');
+      const raw = await conn.client.hget(virtualKeyKeys('sluice:').keys, ref);
       expect(raw).not.toBeNull();
       expect(raw).not.toContain(SECRET_1);
       expect(raw).not.toContain(Buffer.from(SECRET_1).toString('base64'));
@@ -253,7 +258,8 @@ describe('/v1/virtual-keys with --redis: sealed at rest, shared, kept across res
   it('rotated on one gateway, the other uses the new secret once the message arrives; a restart keeps it', async () => {
     await callApi(gw1.url, 'POST', PATH, KEY_A, vkBody({ id: 'rotated-vk' }));
     const store1 = gw1.gateway.stores.virtualKeys as RedisVirtualKeyStore;
-    const arrived = nextEvent<string>((cb) => store1.onRefreshed((id) => id === 'rotated-vk' && store1.get(id)?.value.api_key === SECRET_2 && cb(id)), 3000, 'the rotation on gw1');
+    const ref = virtualKeyRef(A_SCOPE, 'rotated-vk');
+    const arrived = nextEvent<string>((cb) => store1.onRefreshed((f) => f === ref && store1.get(f)?.value.api_key === SECRET_2 && cb(f)), 3000, 'the rotation on gw1');
     expect((await callApi(gw2.url, 'PUT', `${PATH}/rotated-vk`, KEY_A, vkBody({ api_key: SECRET_2 }))).status).toBe(200);
     await arrived;
     expect((await chatVia(gw1, KEY_A, 'rotated-vk')).auth).toBe(`Bearer ${SECRET_2}`);

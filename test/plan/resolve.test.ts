@@ -338,17 +338,28 @@ describe('ConfigResolver', () => {
         ...owner,
         made: { created_at: '2025-05-01T00:00:00.000Z', last_updated_at: '2025-05-01T00:00:00.000Z', version_id: id },
       });
-      void keys.create(made('vk-ws-a', { workspace_id: 'ws-a' }));
-      void keys.create(made('openai', { workspace_id: 'ws-a' }));
+      void keys.create(made('vk-ws-a', { workspace_id: 'ws-a', organisation_id: 'org-1' }));
+      void keys.create(made('openai', { workspace_id: 'ws-a', organisation_id: 'org-1' }));
       void keys.create(made('vk-org', { organisation_id: 'org-1' }));
-      const scopeOf = (id: string) => {
-        const r = keys.record(id);
-        return r?.workspace_id !== undefined || r?.organisation_id !== undefined ? r : undefined;
-      };
-      return new ConfigResolver({ ...deps, virtualKeys: keys, virtualKeyScope: scopeOf }, new MemoryVersionedStore<Config>());
+      // the same ids in org-2's workspace ws-a (another workspace) and in ws-a of no organisation
+      void keys.create({ ...made('vk-ws-a', { workspace_id: 'ws-a', organisation_id: 'org-2' }), key: { provider: 'openai', api_key: 'sk-fake-org-2' } });
+      void keys.create({ ...made('vk-ws-a', { workspace_id: 'ws-a' }), key: { provider: 'openai', api_key: 'sk-fake-no-org' } });
+      return new ConfigResolver({ ...deps, virtualKeys: keys }, new MemoryVersionedStore<Config>());
     }
     const A = { workspace_id: 'ws-a', organisation_id: 'org-1' };
     const B = { workspace_id: 'ws-b', organisation_id: 'org-1' };
+    const A2 = { workspace_id: 'ws-a', organisation_id: 'org-2' };
+
+    it('an id names a key in the caller\'s own (organisation, workspace): the same workspace id in another organisation, or in none, is another workspace', () => {
+      const r = scoped();
+      const h = { 'x-gateway-virtual-key': 'vk-ws-a' };
+      expect(target(r.resolve(h, A)).target.api_key).toBe('sk-fake-vk-ws-a');
+      expect(target(r.resolve(h, A2)).target.api_key).toBe('sk-fake-org-2');
+      expect(target(r.resolve(h, { workspace_id: 'ws-a' })).target.api_key).toBe('sk-fake-no-org');
+      expect(target(r.resolve(h, A)).target.api_key).toBe('sk-fake-vk-ws-a');
+      // org-1's organisation-wide key does not serve org-2's workspaces
+      expect(thrownBy(GatewayError, () => r.resolve({ 'x-gateway-virtual-key': 'vk-org' }, A2)).code).toBe('virtual_key_not_found');
+    });
 
     it('its own workspace uses it; another gets 404, even right after a cached plan for the first', () => {
       const r = scoped();
@@ -388,7 +399,7 @@ describe('ConfigResolver', () => {
       const keys = new MemoryVirtualKeyStore({});
       void keys.create({ id: 'vk-org', key: { provider: 'openai', api_key: 'sk-fake-vk-org' }, organisation_id: 'org-1', made: { created_at: '', last_updated_at: '', version_id: 'v' } });
       const configs = new MemoryVersionedStore<Config>([['cfg', { provider: 'openai', api_key: 'sk-fake-plain' } as Config]]);
-      const r = new ConfigResolver({ ...deps, virtualKeys: keys, virtualKeyScope: (id) => keys.record(id) }, configs);
+      const r = new ConfigResolver({ ...deps, virtualKeys: keys }, configs);
       const h = { 'x-gateway-config': 'cfg' };
       expect(target(r.resolve(h, A)).target.api_key).toBe('sk-fake-plain');
       await configs.put('cfg', { virtual_key: 'vk-org' } as Config);

@@ -6,8 +6,10 @@ export interface PolicyStoreHarness {
   cleanup?(): Promise<void>;
 }
 
-const WS_A = { workspace_id: 'ws-a' };
-const WS_B = { workspace_id: 'ws-b' };
+// a workspace is an (organisation, workspace) pair: callers name both
+const WS_A = { workspace_id: 'ws-a', organisation_id: 'org-1' };
+const WS_B = { workspace_id: 'ws-b', organisation_id: 'org-1' };
+const WS_B2 = { workspace_id: 'ws-b', organisation_id: 'org-2' };
 const ORG = { organisation_id: 'org-1' };
 const ALL = {};
 const T0 = 1_700_000_000_000;
@@ -101,10 +103,16 @@ export function policyStoreContract(name: string, make: (clock: { now(): number 
       expect(await s.get(a.id, WS_B)).toBeUndefined();
       expect(await s.get(b.id, WS_A)).toBeUndefined();
       expect(await s.get(o.id, WS_A)).toBeUndefined();
+      // the same workspace id in another organisation, or in none, is another workspace
+      expect(await s.get(a.id, { workspace_id: 'ws-a', organisation_id: 'org-2' })).toBeUndefined();
+      expect(await s.get(a.id, { workspace_id: 'ws-a' })).toBeUndefined();
+      expect(await s.get(b.id, WS_B)).toBeUndefined();
+      expect(await s.get(b.id, WS_B2)).toEqual(b);
       expect(await s.get(a.id, ORG)).toEqual(a);
       expect(await s.get(o.id, ORG)).toEqual(o);
       expect(names(await s.list(WS_A, q()))).toEqual(['A']);
-      expect(names(await s.list(WS_B, q()))).toEqual(['B']);
+      expect(names(await s.list(WS_B, q()))).toEqual([]);
+      expect(names(await s.list(WS_B2, q()))).toEqual(['B']);
       expect(names(await s.list(ORG, q()))).toEqual(['A', 'Org wide']);
       expect(names(await s.list(ALL, q()))).toEqual(['A', 'B', 'Org wide']);
       // a workspace filter outside the caller's scope finds nothing

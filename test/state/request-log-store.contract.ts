@@ -103,12 +103,15 @@ export function requestLogStoreContract(name: string, make: (capacity: number) =
       s.append(rec(2, { workspace_id: 'ws-c', organisation_id: 'org-2' }));
       s.append(rec(3));
       await h.settle();
-      expect(traces(await s.query(q({ scope: { workspace_id: 'ws-a' } })))).toEqual(['t-0']);
+      expect(traces(await s.query(q({ scope: { workspace_id: 'ws-a', organisation_id: 'org-1' } })))).toEqual(['t-0']);
+      // a workspace is an (organisation, workspace) pair: ws-a of another organisation, or of none, is another
+      expect((await s.query(q({ scope: { workspace_id: 'ws-a' } }))).total).toBe(0);
+      expect((await s.query(q({ scope: { workspace_id: 'ws-a', organisation_id: 'org-2' } }))).total).toBe(0);
       expect(traces(await s.query(q({ scope: { organisation_id: 'org-1' } })))).toEqual(['t-1', 't-0']);
       expect((await s.query(q())).total).toBe(4);
       expect(traces(await s.query(q({ workspace_id: 'ws-b' })))).toEqual(['t-1']);
       // the query's workspace_id cannot widen the scope
-      expect((await s.query(q({ scope: { workspace_id: 'ws-a' }, workspace_id: 'ws-b' }))).total).toBe(0);
+      expect((await s.query(q({ scope: { workspace_id: 'ws-a', organisation_id: 'org-1' }, workspace_id: 'ws-b' }))).total).toBe(0);
     });
 
     it('pages: page_size 0 answers only the total; the last page is short; past the end is empty', async () => {

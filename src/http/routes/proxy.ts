@@ -4,16 +4,25 @@ import type { PlanRunner } from '../../pipeline/run-plan.js';
 import { newContext } from '../../pipeline/context.js';
 import { requestPipeline, type RequestEdge } from '../../pipeline/run-request.js';
 import type { ApiKeyRecord } from '../../security/api-keys.js';
+import { tenantKey } from '../../security/tenancy.js';
+import { memoByObject } from '../../util/memo.js';
 import type { Endpoint } from '../../providers/types.js';
 import { readJsonBody } from '../body.js';
 import type { Exchange } from '../exchange.js';
 import { respond } from '../respond.js';
 import { authenticate, type AppDeps } from '../deps.js';
 
-/** Cache entries are private to a workspace (else an organisation, else the key's name). */
+/**
+ * Cache entries are private to a tenant: the key's (organisation, workspace) pair (a workspace id of
+ * another organisation is another workspace, security/tenancy.ts), else its organisation, else the
+ * key's name. Made once per key record (the same object on every request with that key).
+ */
+const tenantOfKey = memoByObject((key: ApiKeyRecord): string =>
+  key.workspace_id !== undefined || key.organisation_id !== undefined ? tenantKey(key) : `key:${key.name}`,
+);
+
 function workspaceOf(key: ApiKeyRecord | undefined): string {
-  if (!key) return '';
-  return key.workspace_id ? `ws:${key.workspace_id}` : key.organisation_id ? `org:${key.organisation_id}` : `key:${key.name}`;
+  return key ? tenantOfKey(key) : '';
 }
 
 /**

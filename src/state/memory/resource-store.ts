@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { declaredElsewhere, ResourceIndex, sameContent, versionRecord } from '../resource-index.js';
+import { declaredElsewhere, forRequests, ResourceIndex, sameContent, versionRecord } from '../resource-index.js';
 import {
   scopeKey,
   slugCandidate,
@@ -68,7 +68,7 @@ export class MemoryResourceStore<C extends { name: string }> implements ScopedRe
   }
 
   lookup(idOrSlug: string, versionId?: string, scope?: ResourceScope): ResourceRecord<C> | undefined {
-    return this.index.lookup(idOrSlug, versionId, scope);
+    return this.index.lookup(idOrSlug, versionId, scope, forRequests);
   }
 
   generation(): number {

@@ -1,6 +1,6 @@
 import type { VirtualKey } from '../../config/bootstrap.js';
 import type { Versioned } from '../versioned-store.js';
-import { VirtualKeyIndex, type MadeVirtualKey, type VirtualKeyRecord, type VirtualKeyStore } from '../virtual-key-store.js';
+import { refOf, VirtualKeyIndex, type MadeVirtualKey, type VirtualKeyRecord, type VirtualKeyStore } from '../virtual-key-store.js';
 
 /** Virtual keys in this process only (see `VirtualKeyIndex`): made keys are lost on restart. */
 export class MemoryVirtualKeyStore implements VirtualKeyStore {
@@ -14,12 +14,16 @@ export class MemoryVirtualKeyStore implements VirtualKeyStore {
     return this.index.version;
   }
 
-  get(id: string): Versioned<VirtualKey> | undefined {
-    return this.index.get(id);
+  get(ref: string): Versioned<VirtualKey> | undefined {
+    return this.index.get(ref);
   }
 
-  record(id: string): VirtualKeyRecord | undefined {
-    return this.index.record(id);
+  record(ref: string): VirtualKeyRecord | undefined {
+    return this.index.record(ref);
+  }
+
+  withId(id: string): MadeVirtualKey[] {
+    return this.index.withId(id);
   }
 
   list(): MadeVirtualKey[] {
@@ -27,14 +31,14 @@ export class MemoryVirtualKeyStore implements VirtualKeyStore {
   }
 
   create(record: MadeVirtualKey): Promise<boolean> {
-    return Promise.resolve(!this.index.has(record.id) && this.index.put(record));
+    return Promise.resolve(this.index.free(record) && this.index.put(record));
   }
 
   replace(record: MadeVirtualKey): Promise<boolean> {
-    return Promise.resolve(this.index.isMade(record.id) && this.index.put(record));
+    return Promise.resolve(this.index.isMade(refOf(record)) && this.index.put(record));
   }
 
-  delete(id: string): Promise<boolean> {
-    return Promise.resolve(this.index.remove(id));
+  delete(ref: string): Promise<boolean> {
+    return Promise.resolve(this.index.remove(ref));
   }
 }

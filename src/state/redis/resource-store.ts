@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { declaredElsewhere, ResourceIndex, sameContent, versionRecord, type ResourceEntry } from '../resource-index.js';
+import { declaredElsewhere, forRequests, ResourceIndex, sameContent, versionRecord, type ResourceEntry } from '../resource-index.js';
 import {
   scopeKey,
+  slugCandidate,
   slugify,
   SLUG_ATTEMPTS,
   type DeclareOutcome,
@@ -38,13 +39,13 @@ export function resourceKeys(prefix: string, kind: string) {
   };
 }
 
-// KEYS: ids, slugs, resource hash, seq. ARGV: id, scope, base slug, version id, version JSON, channel, attempts.
+// KEYS: ids, slugs, resource hash, seq. ARGV: id, scope, base slug, version id, version JSON, channel, attempts, first candidate.
 // -1 when the id exists (a declaration raced another); nil when no slug is free. Else takes the first
-// free slug (base, base-2, ...) within the scope, stores the first version, publishes.
+// free slug (base, base-2, ...; from the first candidate on) within the scope, stores the first version, publishes.
 const CREATE_LUA = `
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 local slug
-for n = 1, tonumber(ARGV[7]) do
+for n = tonumber(ARGV[8]), tonumber(ARGV[8]) + tonumber(ARGV[7]) - 1 do
   local c = ARGV[3]
   if n > 1 then c = ARGV[3] .. '-' .. n end
   if redis.call('HSETNX', KEYS[2], ARGV[2] .. '\\n' .. c, ARGV[1]) == 1 then
@@ -197,10 +198,11 @@ export class RedisResourceStore<C extends { name: string }> implements ScopedRes
         if (record !== 'exists') return { record, outcome: 'created' };
         continue;
       }
-      if (scope !== scopeKey(draft)) throw declaredElsewhere(this.resource, id, scope);
       const json = await observed(this.conn, this.storeName, 'declare', () => this.conn.client.hget(this.keys.item(id), `v:${latest}`));
       if (json === null) continue;
       const prev = { id, slug, ...JSON.parse(json) } as ResourceRecord<C>;
+      // The scope compared is the record's own pair, not the hash's `scope` string (see `toEntry`).
+      if (scopeKey(prev) !== scopeKey(draft)) throw declaredElsewhere(this.resource, id, scopeKey(prev));
       if (sameContent(this.resource, prev, draft)) return { record: prev, outcome: 'unchanged' };
       const out = await this.addVersion(id, slug, prev, draft, latest);
       if (out !== undefined && out !== 'conflict') return { record: out, outcome: 'updated' };
@@ -209,7 +211,7 @@ export class RedisResourceStore<C extends { name: string }> implements ScopedRes
   }
 
   lookup(idOrSlug: string, versionId?: string, scope?: ResourceScope): ResourceRecord<C> | undefined {
-    return this.index.lookup(idOrSlug, versionId, scope);
+    return this.index.lookup(idOrSlug, versionId, scope, forRequests);
   }
 
   generation(): number {
@@ -238,6 +240,11 @@ export class RedisResourceStore<C extends { name: string }> implements ScopedRes
     const at = new Date(this.now()).toISOString();
     const first = versionRecord(this.resource, id, '', draft, draft, at, at);
     const base = slugify(draft.name, this.resource.label);
+    // Start past the slugs the mirror knows are taken in this scope: a record stored before scopes
+    // were (organisation, workspace) pairs holds its slug under its old scope string in the slugs
+    // hash, which the script's HSETNX would not see.
+    let start = 1;
+    while (start < SLUG_ATTEMPTS && this.index.slugTaken(scope, slugCandidate(base, start))) start++;
     const out = await observed(this.conn, this.storeName, 'create', () =>
       this.commands().sluiceResCreate(
         this.keys.ids,
@@ -251,6 +258,7 @@ export class RedisResourceStore<C extends { name: string }> implements ScopedRes
         toStored(first),
         this.keys.channel,
         SLUG_ATTEMPTS,
+        start,
       ),
     );
     if (out === -1) return 'exists';
@@ -324,16 +332,22 @@ export class RedisResourceStore<C extends { name: string }> implements ScopedRes
   }
 }
 
-/** A resource's hash → its mirror entry (undefined when the hash is empty or incomplete). */
+/**
+ * A resource's hash → its mirror entry (undefined when the hash is empty or incomplete). The entry's
+ * scope is computed from the record's own workspace_id and organisation_id, not read from the hash's
+ * `scope` string: records stored before scopes were (organisation, workspace) pairs carry `w:<ws>`
+ * there even when they have an organisation, and must be found in their pair.
+ */
 function toEntry<C>(id: string, seq: number, hash: Record<string, string>): ResourceEntry<C> | undefined {
-  const { slug, scope, latest } = hash;
-  if (slug === undefined || scope === undefined || latest === undefined) return undefined;
+  const { slug, scope: stored, latest } = hash;
+  if (slug === undefined || stored === undefined || latest === undefined) return undefined;
   const versions = new Map<string, ResourceRecord<C>>();
   for (const field in hash) {
     if (!field.startsWith('v:')) continue;
     const v = JSON.parse(hash[field]!) as Omit<ResourceRecord<C>, 'id' | 'slug'>;
     versions.set(v.version_id, { id, slug, ...v } as ResourceRecord<C>);
   }
-  if (!versions.has(latest)) return undefined;
-  return { id, slug, scope, seq, latest, versions };
+  const current = versions.get(latest);
+  if (!current) return undefined;
+  return { id, slug, scope: scopeKey(current), seq, latest, versions };
 }

@@ -2,7 +2,7 @@ import type { VirtualKey } from '../../config/bootstrap.js';
 import { SECRET_FIELDS } from '../../config/provider-fields.js';
 import { MasterKeyError, type MasterKey, type Sealed } from '../../security/master-key.js';
 import type { Versioned } from '../versioned-store.js';
-import { VirtualKeyIndex, type MadeMeta, type MadeVirtualKey, type VirtualKeyRecord, type VirtualKeyStore } from '../virtual-key-store.js';
+import { refOf, VirtualKeyIndex, type MadeMeta, type MadeVirtualKey, type VirtualKeyRecord, type VirtualKeyStore } from '../virtual-key-store.js';
 import { observed, type RedisConnection } from './connection.js';
 import { HashMirror } from './hash-mirror.js';
 
@@ -11,9 +11,13 @@ export const REDIS_VIRTUAL_KEY_STORE = 'redis-virtual-key';
 /** Where a prefix's made virtual keys live in Redis. Exported for tests that look behind the store's back. */
 export function virtualKeyKeys(prefix: string) {
   return {
-    /** HASH id → the stored form (JSON): secrets sealed, see `StoredVirtualKey`. */
+    /**
+     * HASH field → the stored form (JSON): secrets sealed, see `StoredVirtualKey`. The field is the
+     * key's ref (`virtualKeyRef`: its id within its scope); a key stored before ids were scoped has
+     * its bare id as field, and keeps it (its scope is in its stored form).
+     */
     keys: `${prefix}vk:keys`,
-    /** Pub/sub channel: the id of every virtual key written or deleted. */
+    /** Pub/sub channel: the field of every virtual key written or deleted. */
     channel: `${prefix}vk:changed`,
   };
 }
@@ -32,11 +36,15 @@ export interface StoredVirtualKey {
   made: MadeMeta;
 }
 
-/** What a sealed value is bound to: a ciphertext copied to another id does not open. */
-const aad = (id: string): string => `sluice virtual key ${id}`;
+/**
+ * What a sealed value is bound to: its hash field (the key's id within its scope), so a ciphertext
+ * copied to another id or another scope does not open. A key stored before ids were scoped has its
+ * bare id as field, which is what it was sealed with.
+ */
+const aad = (field: string): string => `sluice virtual key ${field}`;
 
-/** The stored form: secrets sealed. Throws a MasterKeyError when there are secrets and no master key. */
-export function sealRecord(r: MadeVirtualKey, masterKey: MasterKey | undefined): StoredVirtualKey {
+/** The stored form under hash field `field`: secrets sealed. Throws a MasterKeyError when there are secrets and no master key. */
+export function sealRecord(r: MadeVirtualKey, masterKey: MasterKey | undefined, field: string = refOf(r)): StoredVirtualKey {
   const { provider, ...rest } = r.key;
   const fields: Record<string, unknown> = {};
   const secrets: Record<string, unknown> = {};
@@ -47,25 +55,39 @@ export function sealRecord(r: MadeVirtualKey, masterKey: MasterKey | undefined):
   const out: StoredVirtualKey = { v: 1, provider, fields, made: r.made };
   if (Object.keys(secrets).length > 0) {
     if (!masterKey) throw new MasterKeyError(`virtual key ${r.id} has secrets and there is no master key to seal them`);
-    out.sealed = masterKey.seal(JSON.stringify(secrets), aad(r.id));
+    out.sealed = masterKey.seal(JSON.stringify(secrets), aad(field));
   }
   if (r.workspace_id !== undefined) out.workspace_id = r.workspace_id;
   if (r.organisation_id !== undefined) out.organisation_id = r.organisation_id;
   return out;
 }
 
-/** The record from its stored form; throws (a MasterKeyError) when its secrets do not open here. */
-export function openRecord(id: string, json: string, masterKey: MasterKey | undefined): MadeVirtualKey {
+/** The id a hash field names: the last part of a ref, or a bare id (a key stored before ids were scoped). */
+function idOfField(field: string): string {
+  if (!field.startsWith('[')) return field;
+  const parts = JSON.parse(field) as unknown;
+  if (!Array.isArray(parts) || parts.length !== 3 || typeof parts[2] !== 'string') throw new Error('not a virtual key ref');
+  return parts[2];
+}
+
+/**
+ * The record from its stored form under hash field `field`; throws (a MasterKeyError) when its
+ * secrets do not open here, or when the field is not the ref of the scope the record names (a record
+ * moved to another field does not serve there).
+ */
+export function openRecord(field: string, json: string, masterKey: MasterKey | undefined): MadeVirtualKey {
+  const id = idOfField(field);
   const s = JSON.parse(json) as StoredVirtualKey;
   if (s.v !== 1 || typeof s.provider !== 'string' || !s.made) throw new Error(`virtual key ${id}: not a stored virtual key`);
   let secrets: Record<string, unknown> = {};
   if (s.sealed) {
     if (!masterKey) throw new MasterKeyError(`virtual key ${id} is sealed with master key ${s.sealed.kid}, and no master key is set`);
-    secrets = JSON.parse(masterKey.open(s.sealed, aad(id))) as Record<string, unknown>;
+    secrets = JSON.parse(masterKey.open(s.sealed, aad(field))) as Record<string, unknown>;
   }
   const r: MadeVirtualKey = { id, key: { provider: s.provider, ...s.fields, ...secrets } as VirtualKey, made: s.made };
   if (s.workspace_id !== undefined) r.workspace_id = s.workspace_id;
   if (s.organisation_id !== undefined) r.organisation_id = s.organisation_id;
+  if (field !== id && field !== refOf(r)) throw new Error(`virtual key ${id}: stored under another scope's ref`);
   return r;
 }
 
@@ -122,6 +144,10 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
   private readonly masterKey: MasterKey | undefined;
   private readonly mirror: HashMirror;
   private readonly unopened = new Map<string, string>();
+  /** The hash field each made key lives in, by ref: its ref, or its bare id when stored before ids were scoped. */
+  private readonly fieldOf = new Map<string, string>();
+  /** ref by hash field (the inverse of `fieldOf`), for a field the channel names as gone. */
+  private readonly refOfField = new Map<string, string>();
 
   constructor(
     private readonly conn: RedisConnection,
@@ -137,18 +163,26 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
     this.mirror = new HashMirror(conn, REDIS_VIRTUAL_KEY_STORE, this.keys.keys, this.keys.channel, {
       all: (fields) => {
         this.unopened.clear();
+        this.fieldOf.clear();
+        this.refOfField.clear();
         const records: MadeVirtualKey[] = [];
-        for (const [id, json] of Object.entries(fields)) {
-          const r = this.open(id, json);
+        for (const [field, json] of Object.entries(fields)) {
+          const r = this.open(field, json);
           if (r) records.push(r);
         }
         this.index.replaceMade(records);
       },
-      one: (id, json) => {
-        if (json === null) this.unopened.delete(id);
-        const r = json === null ? undefined : this.open(id, json);
+      one: (field, json) => {
+        if (json === null) this.unopened.delete(field);
+        const r = json === null ? undefined : this.open(field, json);
         if (r) this.index.put(r);
-        else this.index.remove(id);
+        else {
+          const ref = this.refOfField.get(field);
+          if (ref !== undefined) {
+            this.index.remove(ref);
+            this.forget(field);
+          }
+        }
       },
     });
   }
@@ -162,22 +196,26 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
     return this.mirror.ready(timeoutMs);
   }
 
-  /** Called after an id named on the channel (by any instance) has been re-read into the mirror. */
-  onRefreshed(cb: (id: string) => void): () => void {
+  /** Called after a key named on the channel (by any instance) has been re-read into the mirror, with its hash field (its ref, or a bare id for one stored before ids were scoped). */
+  onRefreshed(cb: (field: string) => void): () => void {
     return this.mirror.onRefreshed(cb);
   }
 
-  /** Stored keys this instance could not open, id → why (never a secret). */
+  /** Stored keys this instance could not open, hash field → why (never a secret). */
   unreadable(): ReadonlyMap<string, string> {
     return this.unopened;
   }
 
-  get(id: string): Versioned<VirtualKey> | undefined {
-    return this.index.get(id);
+  get(ref: string): Versioned<VirtualKey> | undefined {
+    return this.index.get(ref);
   }
 
-  record(id: string): VirtualKeyRecord | undefined {
-    return this.index.record(id);
+  record(ref: string): VirtualKeyRecord | undefined {
+    return this.index.record(ref);
+  }
+
+  withId(id: string): MadeVirtualKey[] {
+    return this.index.withId(id);
   }
 
   list(): MadeVirtualKey[] {
@@ -185,30 +223,38 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
   }
 
   async create(record: MadeVirtualKey): Promise<boolean> {
-    if (this.index.has(record.id)) return false;
-    const json = JSON.stringify(sealRecord(record, this.masterKey));
-    const done = await observed(this.conn, REDIS_VIRTUAL_KEY_STORE, 'create', () => this.commands().sluiceVkCreate(this.keys.keys, record.id, json, this.keys.channel));
-    this.mirror.wrote(record.id);
-    return done === 1 && this.index.put(record);
+    if (!this.index.free(record)) return false;
+    const field = refOf(record);
+    const json = JSON.stringify(sealRecord(record, this.masterKey, field));
+    const done = await observed(this.conn, REDIS_VIRTUAL_KEY_STORE, 'create', () => this.commands().sluiceVkCreate(this.keys.keys, field, json, this.keys.channel));
+    this.mirror.wrote(field);
+    if (done !== 1 || !this.index.put(record)) return false;
+    this.remember(field, field);
+    return true;
   }
 
   async replace(record: MadeVirtualKey): Promise<boolean> {
-    if (!this.index.isMade(record.id)) return false;
-    const json = JSON.stringify(sealRecord(record, this.masterKey));
-    const done = await observed(this.conn, REDIS_VIRTUAL_KEY_STORE, 'replace', () => this.commands().sluiceVkReplace(this.keys.keys, record.id, json, this.keys.channel));
-    this.mirror.wrote(record.id);
+    const ref = refOf(record);
+    if (!this.index.isMade(ref)) return false;
+    const field = this.fieldOf.get(ref) ?? ref;
+    const json = JSON.stringify(sealRecord(record, this.masterKey, field));
+    const done = await observed(this.conn, REDIS_VIRTUAL_KEY_STORE, 'replace', () => this.commands().sluiceVkReplace(this.keys.keys, field, json, this.keys.channel));
+    this.mirror.wrote(field);
     if (done !== 1) {
-      this.index.remove(record.id); // deleted by another instance meanwhile
+      this.index.remove(ref); // deleted by another instance meanwhile
+      this.forget(field);
       return false;
     }
     return this.index.put(record);
   }
 
-  async delete(id: string): Promise<boolean> {
-    if (!this.index.isMade(id)) return false;
-    const done = await observed(this.conn, REDIS_VIRTUAL_KEY_STORE, 'delete', () => this.commands().sluiceVkDelete(this.keys.keys, id, this.keys.channel));
-    this.mirror.wrote(id);
-    this.index.remove(id);
+  async delete(ref: string): Promise<boolean> {
+    if (!this.index.isMade(ref)) return false;
+    const field = this.fieldOf.get(ref) ?? ref;
+    const done = await observed(this.conn, REDIS_VIRTUAL_KEY_STORE, 'delete', () => this.commands().sluiceVkDelete(this.keys.keys, field, this.keys.channel));
+    this.mirror.wrote(field);
+    this.index.remove(ref);
+    this.forget(field);
     return done === 1;
   }
 
@@ -221,15 +267,27 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
     return this.conn.client as unknown as VirtualKeyCommands;
   }
 
+  private remember(field: string, ref: string): void {
+    this.fieldOf.set(ref, field);
+    this.refOfField.set(field, ref);
+  }
+
+  private forget(field: string): void {
+    const ref = this.refOfField.get(field);
+    if (ref !== undefined && this.fieldOf.get(ref) === field) this.fieldOf.delete(ref);
+    this.refOfField.delete(field);
+  }
+
   /** The record, or undefined (noted in `unreadable`, reported through the rate-limited error log) when it does not open here. */
-  private open(id: string, json: string): MadeVirtualKey | undefined {
+  private open(field: string, json: string): MadeVirtualKey | undefined {
     try {
-      const r = openRecord(id, json, this.masterKey);
-      this.unopened.delete(id);
+      const r = openRecord(field, json, this.masterKey);
+      this.unopened.delete(field);
+      this.remember(field, refOf(r));
       return r;
     } catch (e) {
       const why = e instanceof MasterKeyError ? e.message : `not readable: ${(e as Error).message}`;
-      this.unopened.set(id, why);
+      this.unopened.set(field, why);
       this.conn.reportError(`${REDIS_VIRTUAL_KEY_STORE} open`, new Error(why));
       return undefined;
     }
