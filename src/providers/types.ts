@@ -36,8 +36,6 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   body?: string;
   stream: boolean;
-  /** True when the URL came from a custom_host (subject to the host guard). */
-  untrustedHost: boolean;
 }
 
 /**
@@ -108,11 +106,6 @@ export interface ProviderDescriptor {
   fields: ProviderFields;
   /** How its streamed answers are framed; absent: `sse`. */
   framing?: StreamFraming;
-  /**
-   * Origins its `prepare` step fetches from that the gateway trusts as the provider's own (a cloud's
-   * token endpoint); any other URL it fetches (a token_uri an operator set) passes the host guard.
-   */
-  trustedEgress?: readonly string[];
 }
 
 /** A provider: its descriptor and the pure functions that translate to and from its wire format. */

@@ -7,9 +7,9 @@ import {
   CUSTOM_HOST_FORBIDDEN,
   CustomHostForbiddenError,
   HostGuard,
-  createGuardedAgent,
   customHostRefusal,
 } from '../../src/security/host-guard.js';
+import { createEgressDispatcher } from '../../src/security/egress.js';
 
 const none = new HostGuard({ trusted: [] });
 
@@ -202,7 +202,7 @@ describe('HostGuard.lookup (connect time)', () => {
   });
 
   function agentFor(guard: HostGuard): Agent {
-    const agent = createGuardedAgent(guard);
+    const agent = createEgressDispatcher(guard);
     agents.push(agent);
     return agent;
   }
@@ -275,6 +275,6 @@ describe('HostGuard.lookup (connect time)', () => {
   });
 
   it('rejects a custom connector function', () => {
-    expect(() => createGuardedAgent(none, { connect: (_opts, cb) => cb(new Error('x'), null) })).toThrow(/connector/);
+    expect(() => createEgressDispatcher(none, { connect: (_opts, cb) => cb(new Error('x'), null) })).toThrow(/connector/);
   });
 });

@@ -1,8 +1,8 @@
 import { providerFields } from '../../config/provider-fields.js';
+import { REGION_PLACEHOLDER } from '../hosts.js';
 import type { ProviderDescriptor } from '../types.js';
 
 /** `{region}` in a base URL is replaced by the target's `cloud_b_region` (default below). */
-export const REGION_PLACEHOLDER = '{region}';
 export const DEFAULT_REGION = 'us-east-1';
 /** The control-plane host, where the model list lives (the runtime host has none). */
 export const CONTROL_PLANE_URL = `https://bedrock.${REGION_PLACEHOLDER}.amazonaws.com`;

@@ -22,5 +22,4 @@ export const VERTEX_AI: ProviderDescriptor = {
   auth: { header: 'authorization', scheme: 'Bearer' },
   fields: providerFields('api_key', 'custom_host', 'cloud_c'),
   framing: 'sse',
-  trustedEgress: [new URL(GOOGLE_TOKEN_URI).origin],
 };
