@@ -4,6 +4,7 @@ import { satisfiesRequiredKeySet } from '../config/schema.js';
 import { fieldsNotAccepted, PROVIDER_FIELD_NAMES, type ProviderFields } from '../config/provider-fields.js';
 import type { VirtualKey } from '../config/bootstrap.js';
 import type { ProviderRegistry } from '../providers/registry.js';
+import { customHostUrl } from '../providers/hosts.js';
 import type { Target } from '../providers/types.js';
 import type { HostGuard } from '../security/host-guard.js';
 import type { VersionedLookup } from '../state/versioned-store.js';
@@ -130,7 +131,6 @@ function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: 
   // An inherited custom_host is a setting of the level above: it reaches only providers that take one.
   const inherited = accepted.names.has('custom_host') ? settings.custom_host : undefined;
   const customHost = cfg.custom_host ?? vk?.custom_host ?? inherited;
-  if (customHost !== undefined) deps.hostGuard.checkUrl(customHost);
   const target: Target = { provider: provider.descriptor.id };
   const apiKey = cfg.api_key ?? vk?.api_key;
   if (apiKey !== undefined) target.api_key = apiKey;
@@ -145,6 +145,9 @@ function resolveTarget(cfg: Config, settings: NodeSettings, path: string, deps: 
     if (v !== undefined) (extra ??= {})[f] = v;
   }
   if (extra) target.extra = extra;
+  // The URL the target reaches, `{region}` filled in, is checked; the address it dials is checked
+  // again at connect time by the egress dispatcher.
+  if (customHost !== undefined) deps.hostGuard.checkUrl(customHostUrl(provider.descriptor, target, customHost));
   // Fail now, not per request, when the provider cannot be reached at all.
   deps.registry.baseUrl(provider, target);
   return target;

@@ -6,6 +6,7 @@
  * the URL that is dialled, and the egress dispatcher checks the address it reaches.
  */
 import { GatewayError } from '../errors/gateway-error.js';
+import type { ProviderDescriptor, Target } from './types.js';
 
 /** The placeholder a base URL may hold for the target's region. */
 export const REGION_PLACEHOLDER = '{region}';
@@ -13,6 +14,29 @@ const ENCODED_PLACEHOLDER = '%7Bregion%7D';
 
 function badRegion(param: string, region: string, example: string): GatewayError {
   return new GatewayError('invalid_config', `${param} must be a region name such as ${example}, got ${JSON.stringify(region)}.`, { param });
+}
+
+/** The region a target's hosts are built from: its field, else the provider's default. */
+export function regionOf(descriptor: ProviderDescriptor, target: Target): string | undefined {
+  const r = descriptor.region;
+  if (!r) return undefined;
+  const v = target.extra?.[r.field];
+  return typeof v === 'string' ? v : r.default;
+}
+
+/**
+ * The URL a target's custom_host stands for once its `{region}` is filled in: what the host guard
+ * checks at validation (a custom_host whose region makes it an address it refuses is a 400 then,
+ * not at connect time).
+ */
+export function customHostUrl(descriptor: ProviderDescriptor, target: Target, customHost: string): string {
+  const r = descriptor.region;
+  if (!r || !customHost.includes(REGION_PLACEHOLDER)) return customHost;
+  const region = regionOf(descriptor, target);
+  if (region === undefined) {
+    throw new GatewayError('invalid_config', `custom_host holds ${REGION_PLACEHOLDER}, so ${r.field} is required.`, { param: r.field });
+  }
+  return withRegion(customHost, region, r.field, r.pattern, r.example).href;
 }
 
 /**

@@ -106,6 +106,11 @@ export interface ProviderDescriptor {
   fields: ProviderFields;
   /** How its streamed answers are framed; absent: `sse`. */
   framing?: StreamFraming;
+  /**
+   * The target field naming the region its hosts are built from (`{region}` in a base URL or a
+   * custom_host), the form a region must have, and the default when the field is absent.
+   */
+  region?: { field: string; pattern: RegExp; example: string; default?: string };
 }
 
 /** A provider: its descriptor and the pure functions that translate to and from its wire format. */

@@ -73,10 +73,10 @@ export function createEgressDispatcher(guard: HostGuard, opts: Agent.Options = {
   return new Agent({ ...rest, connect: guardedConnector(guard, (connect ?? {}) as buildConnector.BuildOptions) });
 }
 
-/** The error a refused URL gets: the guard's own words (they name the field and the host). */
-function refused(e: unknown): GatewayError {
+/** The error a refused URL gets: the guard's own words (they name the host), naming the field `param`. */
+function refused(e: unknown, param: string): GatewayError {
   const ge = customHostRefusal(e);
-  return ge ?? new GatewayError('custom_host_not_allowed', undefined, { cause: e });
+  return new GatewayError('custom_host_not_allowed', ge?.message, { param, cause: e });
 }
 
 /**
@@ -91,13 +91,13 @@ export function createEgressFetch(dispatcher: Agent, guard: HostGuard, param: st
     try {
       guard.checkUrl(url.href, param);
     } catch (e) {
-      throw refused(e);
+      throw refused(e, param);
     }
     let res: Awaited<ReturnType<typeof undiciFetch>>;
     try {
       res = await undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), redirect: 'manual', dispatcher });
     } catch (e) {
-      if (customHostRefusal(e)) throw refused(e);
+      if (customHostRefusal(e)) throw refused(e, param);
       if (e instanceof Error && e.name === 'AbortError') throw e;
       throw new GatewayError('upstream_unreachable', `${url.origin} could not be reached.`, { cause: e });
     }

@@ -420,7 +420,10 @@ function familyOf(f: number | string | undefined): number {
   return f === 4 || f === 'IPv4' ? 4 : f === 6 || f === 'IPv6' ? 6 : 0;
 }
 
-/** A refusal at connect time: the host may have come from any field, so the message names the host. */
+/**
+ * A refusal at connect time. The host may have come from any field (a custom_host, a region, a
+ * provider's default), which the socket does not know: the message names the host instead.
+ */
 function connectRefused(what: string): GatewayError {
-  return new GatewayError('custom_host_not_allowed', `The upstream host ${what}, ${TRUSTED_HINT}.`, { param: 'custom_host' });
+  return new GatewayError('custom_host_not_allowed', `The upstream host ${what}, ${TRUSTED_HINT}.`);
 }

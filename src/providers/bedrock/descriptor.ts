@@ -1,4 +1,4 @@
-import { providerFields } from '../../config/provider-fields.js';
+import { AWS_REGION, providerFields } from '../../config/provider-fields.js';
 import { REGION_PLACEHOLDER } from '../hosts.js';
 import type { ProviderDescriptor } from '../types.js';
 
@@ -20,6 +20,7 @@ export const BEDROCK: ProviderDescriptor = {
   auth: { header: 'authorization', scheme: 'Bearer' },
   fields: providerFields('api_key', 'custom_host', 'cloud_b'),
   framing: 'aws-event-stream',
+  region: { field: 'cloud_b_region', pattern: AWS_REGION, example: 'us-east-1', default: DEFAULT_REGION },
 };
 
 /** The stream path of chat (ConverseStream). */

@@ -2,8 +2,8 @@ import { forwardedHeaders } from '../forward-headers.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ProviderDescriptor, ProviderRequest, Target, UpstreamRequest } from '../types.js';
 import { AWS_REGION } from '../../config/provider-fields.js';
-import { withRegion } from '../hosts.js';
-import { CONTROL_PLANE_URL, DEFAULT_REGION, STREAM_PATH } from './descriptor.js';
+import { regionOf as hostRegion, withRegion } from '../hosts.js';
+import { BEDROCK, CONTROL_PLANE_URL, DEFAULT_REGION, STREAM_PATH } from './descriptor.js';
 
 type Json = Record<string, unknown>;
 type Block = Json;
@@ -250,7 +250,7 @@ export function toConverseBody(body: Json): Json {
 const forwarded = (req: ProviderRequest): Record<string, string> => forwardedHeaders(req, (h) => h.startsWith('x-amz-'));
 
 /** The region a target signs for and whose host it reaches. */
-export const regionOf = (target: Target): string => (target.extra?.cloud_b_region as string | undefined) ?? DEFAULT_REGION;
+export const regionOf = (target: Target): string => hostRegion(BEDROCK, target) ?? DEFAULT_REGION;
 
 /** A target signs with SigV4 when it has a key pair; else its api_key is a Bedrock API key. */
 export const signsRequests = (target: Target): boolean =>
