@@ -280,3 +280,23 @@ describe('HostGuard.lookup (connect time)', () => {
     expect(() => createEgressDispatcher(none, { connect: (_opts, cb) => cb(new Error('x'), null) })).toThrow(/connector/);
   });
 });
+
+describe('HostGuard.connectRefusal (the egress connector\'s check)', () => {
+  const guard = new HostGuard({ trusted: ['gpu.internal', '10.0.0.0/8'] });
+
+  it('refuses an IP literal host before dialling, and a reached address that is not allowed', () => {
+    expect(guard.connectRefusal('127.0.0.1')?.gatewayError.code).toBe('custom_host_not_allowed');
+    expect(guard.connectRefusal('::ffff:7f00:1')?.address).toBe('::ffff:7f00:1');
+    expect(guard.connectRefusal('api.example.com', '169.254.169.254')?.gatewayError.message).toMatch(/api\.example\.com resolves to a link-local address/);
+    // An unknown reached address (the socket already gone) is refused, never allowed by default.
+    expect(guard.connectRefusal('api.example.com', '')).toBeInstanceOf(CustomHostForbiddenError);
+  });
+
+  it('allows public addresses, trusted CIDRs and trusted names; leaves an unresolved name to lookup', () => {
+    expect(guard.connectRefusal('8.8.8.8')).toBeUndefined();
+    expect(guard.connectRefusal('10.1.2.3')).toBeUndefined();
+    expect(guard.connectRefusal('gpu.internal', '192.168.1.1')).toBeUndefined();
+    expect(guard.connectRefusal('api.example.com')).toBeUndefined();
+    expect(guard.connectRefusal('api.example.com', '2606:4700::1111')).toBeUndefined();
+  });
+});
