@@ -295,7 +295,7 @@ export function microCases(): MicroCase[] {
   const stub = stubDispatcher();
   const deps: PipelineDeps = {
     registry,
-    dispatchers: { trusted: stub, guarded: stub },
+    dispatcher: stub,
     telemetry: noopTelemetry,
     breakers: new MemoryBreakerStore(),
     streamIdleTimeoutMs: 60_000,

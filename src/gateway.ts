@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 import { createHandler, endInFlight } from './http/app.js';
 import type { Socket } from 'node:net';
 import { BootstrapError, type Bootstrap } from './config/bootstrap.js';
@@ -14,7 +14,8 @@ import { createLogger, type Logger } from './util/log.js';
 import { buildPlan, type GuardrailLookup, type PlanDeps } from './plan/build-plan.js';
 import { defaultProviders, ProviderRegistry } from './providers/registry.js';
 import { generateApiKey, type ApiKeyRecord } from './security/api-keys.js';
-import { createGuardedAgent, HostGuard } from './security/host-guard.js';
+import { createEgress } from './security/egress.js';
+import { HostGuard, type ResolveHost } from './security/host-guard.js';
 import { GatewayError } from './errors/gateway-error.js';
 import { PrometheusTelemetry } from './metrics/prometheus.js';
 import { createStores, type Stores } from './state/stores.js';
@@ -26,7 +27,6 @@ import type { HotRoute } from './http/router.js';
 import { embedLocal } from './cache/local-embedder.js';
 import { providerEmbedder } from './pipeline/provider-embedder.js';
 import type { PipelineDeps } from './pipeline/context.js';
-import { createEgressFetch } from './upstream/egress.js';
 import { checksValidator, guardrailLookup, GuardrailsService, type ValidateChecks } from './management/guardrails.js';
 import { PoliciesService } from './management/policies.js';
 import { PromptsService } from './management/prompts.js';
@@ -57,6 +57,8 @@ export interface GatewayInit {
    * secrets at rest; without one, the API refuses to store secrets. A malformed one stops the start.
    */
   masterKey?: string;
+  /** How the host guard resolves names at connect time; default dns.lookup (tests map names to loopback). */
+  resolveHost?: ResolveHost;
 }
 
 export interface Gateway {
@@ -117,7 +119,16 @@ export function createGateway(init: GatewayInit): Gateway {
     ...bootstrap?.provider_base_urls,
     ...options['provider-base-urls'],
   });
-  const hostGuard = new HostGuard({ trusted: options['trusted-hosts'] });
+  const hostGuard = new HostGuard({ trusted: options['trusted-hosts'], ...(init.resolveHost ? { resolve: init.resolveHost } : {}) });
+  // An operator's base URL is reached like any other: a private one needs GATEWAY_TRUSTED_HOSTS.
+  // Said at start (for IP literals and localhost names) rather than on every request.
+  for (const [id, url] of registry.baseUrlOverrides()) {
+    try {
+      hostGuard.checkUrl(url, `provider_base_urls.${id}`);
+    } catch (e) {
+      throw new BootstrapError(`${(e as Error).message} (GATEWAY_TRUSTED_HOSTS, --trusted-hosts)`);
+    }
+  }
   const agentOptions: Agent.Options = {
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 600_000,
@@ -126,10 +137,9 @@ export function createGateway(init: GatewayInit): Gateway {
     connections: 512,
     pipelining: 1,
   };
-  const dispatchers = { trusted: new Agent(agentOptions), guarded: createGuardedAgent(hostGuard, agentOptions) };
-  // What providers' prepare steps fetch (token endpoints) goes through the same pools and host guard.
-  const trustedEgress = registry.ids().flatMap((id) => registry.get(id).descriptor.trustedEgress ?? []);
-  const egressFetch = createEgressFetch(dispatchers, hostGuard, trustedEgress);
+  // The one way out (src/security/egress.ts): provider calls, token endpoints and the checks' HTTP
+  // client share one dispatcher whose connector applies the host guard to every connection.
+  const egress = createEgress(hostGuard, agentOptions, 'cloud_c_service_account_json.token_uri');
 
   const saved = init.savedConfigs ?? loadPipelines(options.pipelines, options.pipelines !== 'pipelines');
   const declaredVirtualKeys = bootstrap?.virtual_keys ?? {};
@@ -183,7 +193,7 @@ export function createGateway(init: GatewayInit): Gateway {
   };
   // What guardrail and hook checks use: the host-guarded HTTP client (webhook, log, JWKS, URL
   // lookups), the JWKS cache and the clock.
-  const checkDeps = createCheckDeps(hostGuard, { allowUrlLookups: options['check-url-lookups'] });
+  const checkDeps = createCheckDeps(hostGuard, { allowUrlLookups: options['check-url-lookups'], dispatcher: egress.dispatcher });
   const hookDeps: HookStageDeps = {
     checks: checkDeps,
     telemetry,
@@ -214,9 +224,9 @@ export function createGateway(init: GatewayInit): Gateway {
   const webhook = options['usage-limit-alert-webhook'];
   if (webhook !== undefined) {
     try {
-      hostGuard.checkUrl(webhook);
+      hostGuard.checkUrl(webhook, '--usage-limit-alert-webhook (GATEWAY_USAGE_LIMIT_ALERT_WEBHOOK)');
     } catch (e) {
-      throw new Error(`--usage-limit-alert-webhook (GATEWAY_USAGE_LIMIT_ALERT_WEBHOOK): ${(e as Error).message.replace(/^custom_host /, '')}`);
+      throw new Error((e as Error).message);
     }
   }
   // Usage limits and the ledger: every answer is priced (x-gateway-cost, the log's cost); requests
@@ -239,7 +249,7 @@ export function createGateway(init: GatewayInit): Gateway {
     resolver: new ConfigResolver(planDeps, catalog.savedConfigs),
     pipeline: (pipelineDeps = {
       registry,
-      dispatchers,
+      dispatcher: egress.dispatcher,
       telemetry,
       breakers: stores.breakers,
       cache: {
@@ -256,7 +266,7 @@ export function createGateway(init: GatewayInit): Gateway {
       requestBudgetMs: options['request-budget'],
       now,
       random: init.random ?? Math.random,
-      fetch: egressFetch,
+      fetch: egress.fetch,
       hooks: hookDeps,
     }),
     stages: { usageLimit: usageLimits.operator(), ledger: usageLimits },
@@ -391,7 +401,7 @@ export function createGateway(init: GatewayInit): Gateway {
       }
       clearInterval(sweep);
       usageLimits.stop();
-      await Promise.all([dispatchers.trusted.close(), dispatchers.guarded.close(), stores.close(), checkDeps.close()]);
+      await Promise.all([egress.close(), stores.close(), checkDeps.close()]);
     },
   };
 }

@@ -1,16 +1,18 @@
 /**
  * The only way checks reach the network (webhook, log, jwt's JWKS, validUrls lookups). Built once
- * by the composition root from the host guard, with the same rules as `custom_host`:
- * - the URL must be http(s); IP literals and `localhost` names are checked before dispatch, every
- *   other name on the addresses it resolves to, at connect time (createGuardedAgent), so a name that
- *   resolves or re-binds to a private address is refused;
+ * by the composition root over the gateway's egress dispatcher (src/security/egress.ts), with the
+ * same rules as every other outbound call:
+ * - the URL must be http(s); IP literals and `localhost` names are checked before dispatch, and
+ *   every connection on the address it dials, at connect time, so a name that resolves or re-binds
+ *   to a private address is refused;
  * - redirects are never followed (a 3xx is an error), so a public URL cannot bounce the gateway to
  *   a private one;
  * - every call has a time limit and a cap on the answer's size;
  * - it sends only the headers it is given (callers strip secrets: see context.ts).
  */
 import type { Dispatcher } from 'undici';
-import { customHostRefusal, createGuardedAgent, type HostGuard } from '../security/host-guard.js';
+import { createEgressDispatcher } from '../security/egress.js';
+import { customHostRefusal, type HostGuard } from '../security/host-guard.js';
 
 export interface CheckHttpRequest {
   method: 'GET' | 'POST' | 'HEAD';
@@ -51,8 +53,8 @@ export interface CheckHttp {
 const DEFAULT_MAX_BYTES = 1 << 20;
 
 function refusedMessage(host: string, e: { message: string }): string {
-  // The guard speaks of custom_host; here the URL belongs to a check.
-  return `${host} is not allowed: ${e.message.replace(/^custom_host /, '')}`;
+  // The guard's words name the field (custom_host by default); here the URL belongs to a check.
+  return `${host} is not allowed: ${e.message.replace(/^(?:custom_host|The upstream host) /, '')}`;
 }
 
 function withTimeout(timeoutMs: number, signal?: AbortSignal): AbortSignal {
@@ -60,9 +62,12 @@ function withTimeout(timeoutMs: number, signal?: AbortSignal): AbortSignal {
   return signal ? AbortSignal.any([signal, t]) : t;
 }
 
-/** A CheckHttp over `guard`; `dispatcher` defaults to a guarded undici Agent of its own. */
+/**
+ * A CheckHttp over `guard` and the egress `dispatcher` (the gateway's, which it does not close);
+ * without one, an egress dispatcher of its own, closed by `close`.
+ */
 export function createCheckHttp(guard: HostGuard, dispatcher?: Dispatcher): CheckHttp & { close(): Promise<void> } {
-  const agent = dispatcher ?? createGuardedAgent(guard, { connections: 16, keepAliveTimeout: 4_000 });
+  const agent = dispatcher ?? createEgressDispatcher(guard, { connections: 16, keepAliveTimeout: 4_000 });
 
   const check = (url: string): URL => {
     let u: URL;
@@ -139,7 +144,7 @@ export function createCheckHttp(guard: HostGuard, dispatcher?: Dispatcher): Chec
       });
     },
 
-    close: () => agent.close(),
+    close: () => (dispatcher ? Promise.resolve() : agent.close()),
   };
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
-import { PROVIDER_FIELD_HEADERS } from './provider-fields.js';
+import { PROVIDER_FIELD_HEADERS, PROVIDER_FIELDS } from './provider-fields.js';
 
 export type Headers = Record<string, string | string[] | undefined>;
 
@@ -37,8 +37,9 @@ export const CONFIG_HEADERS: readonly (readonly [header: string, field: string, 
   ['x-gateway-virtual-key', 'virtual_key', text],
   ['x-gateway-request-timeout', 'request_timeout', int],
   ['x-gateway-forward-headers', 'forward_headers', list],
-  // custom_host, vendor_*, deployment and cloud_* fields: each field's header is declared with it.
-  ...PROVIDER_FIELD_HEADERS.map(([header, field]) => [header, field, text] as const),
+  // custom_host, vendor_*, deployment and cloud_* fields: each field's header is declared with it, and
+  // read with the field's own schema (a region that is not a region is a 400 naming the header).
+  ...PROVIDER_FIELD_HEADERS.map(([header, field]) => [header, field, text.pipe(PROVIDER_FIELDS[field] as z.ZodType<unknown, string>)] as const),
 ];
 
 /**

@@ -8,7 +8,7 @@ export const OPTION_TABLE = [
   { flag: 'bootstrap', env: 'GATEWAY_BOOTSTRAP', help: 'YAML file declaring api_keys and virtual_keys' },
   { flag: 'pipelines', env: 'GATEWAY_PIPELINES_DIR', help: 'directory of saved configs (<id>.json)', def: 'pipelines' },
   { flag: 'api-keys', env: 'GATEWAY_API_KEYS', help: 'comma list of gateway keys (x-gateway-api-key)' },
-  { flag: 'trusted-hosts', env: 'GATEWAY_TRUSTED_HOSTS', help: 'hosts/CIDRs custom_host may reach inside private networks' },
+  { flag: 'trusted-hosts', env: 'GATEWAY_TRUSTED_HOSTS', help: 'hosts/CIDRs any outbound call may reach inside private networks (custom_host, provider base URLs, token, webhook, JWKS and log URLs)' },
   { flag: 'provider-base-urls', env: 'GATEWAY_PROVIDER_BASE_URLS', help: 'override provider base URLs: openai=http://proxy/v1,...' },
   { flag: 'body-limit', env: 'GATEWAY_BODY_LIMIT', help: 'largest request body in bytes (or 16mb, 512kb)', def: '16mb' },
   { flag: 'shutdown-timeout', env: 'GATEWAY_SHUTDOWN_TIMEOUT', help: 'ms from SIGTERM/SIGINT until unfinished requests are ended (drain delay included)', def: '10000' },

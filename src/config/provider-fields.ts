@@ -52,6 +52,32 @@ export const CustomHost = z.string().refine(
   { message: 'custom_host must be an absolute http:// or https:// URL, e.g. "https://llm.internal:8443/v1"' },
 );
 
+/*
+ * Parts the gateway builds a host from. Each is refused at validation (a 400 naming the field or its
+ * header, before any call) unless it is exactly what its name says, so it cannot add a port, a user
+ * or a path, or turn the host into an IP literal: the URL the provider builds from it has the host
+ * its template says, and that host is still checked by the host guard when it is dialled.
+ */
+
+/** One DNS label: letters, digits and inner hyphens, at most 63 characters (never all digits in a region). */
+const DNS_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+
+/** An AWS region name (us-east-1, us-gov-west-1, ap-southeast-2, eu-central-1). */
+export const AWS_REGION = /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/;
+/** A Google Cloud location (us-central1, europe-west4, northamerica-northeast1, global, us, eu). */
+export const GCP_REGION = /^[a-z]+(?:-[a-z]+\d{0,2})*$/;
+/** An Azure region name (eastus, eastus2, swedencentral, westeurope). */
+export const AZURE_REGION = /^[a-z]+[a-z0-9]{0,62}$/;
+
+/**
+ * The host of an AI Foundry endpoint given whole: DNS labels under one of Azure's inference domains
+ * (`my-ep.eastus2.inference.ml.azure.com`). Any other host is a custom_host, which says so.
+ */
+export const AZURE_ENDPOINT_HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:inference\.ml|models\.ai|services\.ai)\.azure\.com$/i;
+
+/** An Azure resource name or AI Foundry deployment name: one DNS label (a new schema per field: metas are per schema). */
+const dnsLabel = (): z.ZodString => z.string().regex(DNS_LABEL, { message: 'must be a DNS label (letters, digits and inner hyphens, at most 63 characters)' });
+
 export const DeploymentSchema = z.strictObject({
   deployment_id: z.string(),
   alias: z.string(),
@@ -92,7 +118,7 @@ export const FIELD_GROUPS = {
   /** Deployment-scoped hosts (resource, deployment, API version). */
   deployment: group({
     fields: {
-      resource_name: field(z.string(), { header: 'x-gateway-cloud-a-resource-name', destination: true }),
+      resource_name: field(dnsLabel(), { header: 'x-gateway-cloud-a-resource-name', destination: true }),
       deployment_id: field(z.string(), { header: 'x-gateway-cloud-a-deployment-id', destination: true }),
       // A query parameter of the same host and path: not a destination.
       api_version: field(z.string(), { header: 'x-gateway-cloud-a-api-version' }),
@@ -104,11 +130,18 @@ export const FIELD_GROUPS = {
   /** Cloud provider A: hosted deployments and endpoints. */
   cloud_a: group({
     fields: {
-      cloud_a_region: field(z.string(), { destination: true }),
-      cloud_a_deployment_name: field(z.string(), { destination: true }),
+      cloud_a_region: field(z.string().regex(AZURE_REGION, { message: 'must be an Azure region name such as eastus2 or swedencentral' }), {
+        destination: true,
+      }),
+      cloud_a_deployment_name: field(dnsLabel(), { destination: true }),
       // serverless and managed endpoints live under different domains.
       cloud_a_deployment_type: field(z.enum(['serverless', 'managed']), { destination: true }),
-      cloud_a_endpoint_name: field(z.string(), { destination: true }),
+      cloud_a_endpoint_name: field(
+        z.string().refine((s) => DNS_LABEL.test(s) || AZURE_ENDPOINT_HOST.test(s), {
+          message: 'must be a DNS label (the endpoint name) or the endpoint host under inference.ml.azure.com, models.ai.azure.com or services.ai.azure.com; any other host is a custom_host',
+        }),
+        { destination: true },
+      ),
       cloud_a_api_version: field(z.string()),
     },
     keySets: [
@@ -122,7 +155,10 @@ export const FIELD_GROUPS = {
       // An access key id alone grants nothing, but it names the account's key: kept out of output too.
       cloud_b_access_key_id: field(z.string(), { secret: true, header: 'x-gateway-cloud-b-access-key-id' }),
       cloud_b_secret_access_key: field(z.string(), { secret: true, header: 'x-gateway-cloud-b-secret-access-key' }),
-      cloud_b_region: field(z.string(), { header: 'x-gateway-cloud-b-region', destination: true }),
+      cloud_b_region: field(z.string().regex(AWS_REGION, { message: 'must be an AWS region name such as us-east-1' }), {
+        header: 'x-gateway-cloud-b-region',
+        destination: true,
+      }),
       cloud_b_session_token: field(z.string(), { secret: true, header: 'x-gateway-cloud-b-session-token' }),
     },
     keySets: [['cloud_b_access_key_id', 'cloud_b_secret_access_key']],
@@ -131,7 +167,10 @@ export const FIELD_GROUPS = {
   cloud_c: group({
     fields: {
       cloud_c_project_id: field(z.string(), { header: 'x-gateway-cloud-c-project-id', destination: true }),
-      cloud_c_region: field(z.string(), { header: 'x-gateway-cloud-c-region', destination: true }),
+      cloud_c_region: field(z.string().regex(GCP_REGION, { message: 'must be a Google Cloud location such as us-central1, global, us or eu' }), {
+        header: 'x-gateway-cloud-c-region',
+        destination: true,
+      }),
       // A destination too: its token_uri is where the assertion signed with its private key is sent.
       cloud_c_service_account_json: field(z.record(z.string(), z.unknown()), { secret: true, destination: true }),
     },

@@ -36,7 +36,8 @@ export function quickstartCommands(url: string, key: string): { title: string; c
 /**
  * `sluice quickstart`: a built-in echo provider on 127.0.0.1 (a free port) and the gateway in front of
  * it with pipelines/bootstrap.example.yaml, whose virtual keys reach the provider through
- * `provider_base_urls` (OPENAI_BASE_URL), an operator base URL, so no --trusted-hosts is needed. Prints
+ * `provider_base_urls` (OPENAI_BASE_URL), an operator base URL on loopback, which the quickstart
+ * trusts (127.0.0.1 in --trusted-hosts) as an operator would trust a private provider. Prints
  * curl commands that work as printed. No provider account, no flags; Ctrl-C stops both.
  */
 export async function quickstart(argv: string[]): Promise<void> {
@@ -56,7 +57,10 @@ export async function quickstart(argv: string[]): Promise<void> {
   // Always the demo provider and a dummy provider key: the quickstart never reaches a real provider.
   const env = { ...process.env, SLUICE_KEY: key, OPENAI_API_KEY: 'sk-quickstart-not-a-real-key', OPENAI_BASE_URL: provider.baseUrl };
   const bootstrap = loadBootstrap(BOOTSTRAP, env);
-  const options = readOptions({ port: values.port ?? '8787', host: '127.0.0.1', pipelines: PIPELINES, 'log-level': values['log-level'] ?? 'info' }, {});
+  const options = readOptions(
+    { port: values.port ?? '8787', host: '127.0.0.1', pipelines: PIPELINES, 'log-level': values['log-level'] ?? 'info', 'trusted-hosts': '127.0.0.1' },
+    {},
+  );
   const gateway = createGateway({ options, bootstrap });
   const addr = await gateway.listen().catch(async (e: Error) => {
     await provider.close();

@@ -58,8 +58,8 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
     // The provider's async step (sign, fetch a token) runs inside the attempt: timed out and cancelled with it.
     const prepared = prepareRequest(provider, upstream, node.target, { now: deps.now, fetch: deps.fetch });
     const call = prepared
-      ? prepared.pipe(switchMap((u) => callUpstream(deps.dispatchers, u, mapError, framing, flow, deps.upstreamLimits)))
-      : callUpstream(deps.dispatchers, upstream, mapError, framing, flow, deps.upstreamLimits);
+      ? prepared.pipe(switchMap((u) => callUpstream(deps.dispatcher, u, mapError, framing, flow, deps.upstreamLimits)))
+      : callUpstream(deps.dispatcher, upstream, mapError, framing, flow, deps.upstreamLimits);
     return call.pipe(
       decodeUpstream(provider, req, meta, node.target),
       attemptTimeout<GatewayEvent>(node.settings.request_timeout, req.stream ? deps.streamIdleTimeoutMs : undefined, deps.scheduler, flow),

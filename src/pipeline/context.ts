@@ -10,7 +10,7 @@ import type { Telemetry } from '../metrics/telemetry.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { ProviderRequest, Usage } from '../providers/types.js';
 import type { BreakerStore } from '../state/breaker-store.js';
-import type { Dispatchers } from '../upstream/call.js';
+import type { Dispatcher } from 'undici';
 import { Flow } from '../upstream/flow.js';
 import type { Spent } from '../operators/accounting.js';
 import type { KeyScope, LimitHold } from '../operators/usage-limit.js';
@@ -32,7 +32,8 @@ export interface PipelineDeps {
   hooks?: HookStageDeps;
   cache?: CacheDeps;
   registry: ProviderRegistry;
-  dispatchers: Dispatchers;
+  /** The egress dispatcher (src/security/egress.ts): every provider call goes through its host guard. */
+  dispatcher: Dispatcher;
   telemetry: Telemetry;
   breakers: BreakerStore;
   /** Idle limit between stream chunks once a stream has started (ms). */

@@ -4,6 +4,7 @@ import { satisfiesRequiredKeySet } from '../config/schema.js';
 import { destinationsNotAccepted, fieldsNotAccepted, PROVIDER_FIELD_NAMES, type ProviderFields } from '../config/provider-fields.js';
 import type { VirtualKey } from '../config/bootstrap.js';
 import type { ProviderRegistry } from '../providers/registry.js';
+import { customHostUrl } from '../providers/hosts.js';
 import type { Target } from '../providers/types.js';
 import type { HostGuard } from '../security/host-guard.js';
 import type { VersionedLookup } from '../state/versioned-store.js';
@@ -152,7 +153,6 @@ function resolveTarget(
   }
   // The request's own or inherited host before the key's: one reaching here beside a key is one the key allows.
   const customHost = cfg.custom_host ?? inherited ?? vk?.custom_host;
-  if (customHost !== undefined) deps.hostGuard.checkUrl(customHost);
   const target: Target = { provider: provider.descriptor.id };
   const apiKey = cfg.api_key ?? vk?.api_key;
   if (apiKey !== undefined) target.api_key = apiKey;
@@ -167,6 +167,9 @@ function resolveTarget(
     if (v !== undefined) (extra ??= {})[f] = v;
   }
   if (extra) target.extra = extra;
+  // The URL the target reaches, `{region}` filled in, is checked; the address it dials is checked
+  // again at connect time by the egress dispatcher.
+  if (customHost !== undefined) deps.hostGuard.checkUrl(customHostUrl(provider.descriptor, target, customHost));
   // Fail now, not per request, when the provider cannot be reached at all.
   deps.registry.baseUrl(provider, target);
   return target;

@@ -10,19 +10,19 @@ import type { Provider, Target } from './types.js';
 /** Providers by id and alias, and the base URL each target resolves to. */
 export class ProviderRegistry {
   private readonly byName = new Map<string, Provider>();
-  private readonly baseUrlOverrides: Map<string, string>;
+  private readonly baseUrlOverrideMap: Map<string, string>;
 
   constructor(providers: readonly Provider[], baseUrlOverrides: Record<string, string> = {}) {
     for (const p of providers) {
       this.byName.set(p.descriptor.id, p);
       for (const a of p.descriptor.aliases ?? []) this.byName.set(a, p);
     }
-    this.baseUrlOverrides = new Map();
+    this.baseUrlOverrideMap = new Map();
     for (const [name, url] of Object.entries(baseUrlOverrides)) {
       // Keyed by canonical id: an override given under an alias or `@Name` must still apply.
       const p = this.find(name);
       if (!p) throw new Error(`provider_base_urls names an unknown provider: ${name}`);
-      this.baseUrlOverrides.set(p.descriptor.id, url);
+      this.baseUrlOverrideMap.set(p.descriptor.id, url);
     }
   }
 
@@ -40,13 +40,18 @@ export class ProviderRegistry {
 
   /** custom_host wins; then an operator override; then the descriptor's default. */
   baseUrl(provider: Provider, target: Target): string {
-    const url = target.custom_host ?? this.baseUrlOverrides.get(provider.descriptor.id) ?? provider.descriptor.baseUrl;
+    const url = target.custom_host ?? this.baseUrlOverrideMap.get(provider.descriptor.id) ?? provider.descriptor.baseUrl;
     if (!url) {
       throw new GatewayError('invalid_config', `Provider ${provider.descriptor.id} needs a custom_host.`, {
         param: 'custom_host',
       });
     }
     return url;
+  }
+
+  /** The operator's base URLs, by canonical provider id. */
+  baseUrlOverrides(): [id: string, url: string][] {
+    return [...this.baseUrlOverrideMap];
   }
 
   ids(): string[] {

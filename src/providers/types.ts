@@ -36,8 +36,6 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   body?: string;
   stream: boolean;
-  /** True when the URL came from a custom_host (subject to the host guard). */
-  untrustedHost: boolean;
 }
 
 /**
@@ -109,10 +107,10 @@ export interface ProviderDescriptor {
   /** How its streamed answers are framed; absent: `sse`. */
   framing?: StreamFraming;
   /**
-   * Origins its `prepare` step fetches from that the gateway trusts as the provider's own (a cloud's
-   * token endpoint); any other URL it fetches (a token_uri an operator set) passes the host guard.
+   * The target field naming the region its hosts are built from (`{region}` in a base URL or a
+   * custom_host), the form a region must have, and the default when the field is absent.
    */
-  trustedEgress?: readonly string[];
+  region?: { field: string; pattern: RegExp; example: string; default?: string };
 }
 
 /** A provider: its descriptor and the pure functions that translate to and from its wire format. */

@@ -1,18 +1,21 @@
 /**
- * Guards `custom_host`: a client-chosen upstream base URL must not become a way into the gateway's
- * own network. Loopback, private, link-local and every other non-public address is refused unless
- * the operator lists it (or the host name) in GATEWAY_TRUSTED_HOSTS.
+ * The address policy of every outbound connection: no URL the gateway calls (a client's custom_host,
+ * a host built from a region or an endpoint name, a provider default, a token endpoint, a webhook)
+ * may become a way into the gateway's own network. Loopback, private, link-local and every other
+ * non-public address is refused unless the operator lists it (or the host name) in
+ * GATEWAY_TRUSTED_HOSTS, the one allow-list.
  *
- * Two layers:
- * - `checkUrl` — synchronous, on the URL string: scheme, IP literals, `localhost` names. IP
- *   literals never reach a DNS lookup, so this is the only check they get.
- * - `lookup` — plugged into net/tls `connect` (see `createGuardedAgent`): every resolved address of
- *   an untrusted name is checked at connect time, on the very addresses the socket will use, so a
- *   name that resolves (or re-binds) to a private address is refused.
+ * Three entry points, all applied by the egress dispatcher (src/security/egress.ts):
+ * - `checkUrl` — synchronous, on a URL string: scheme, IP literals, `localhost` names. For early,
+ *   clear 400s at validation; not what keeps a connection out.
+ * - `connectRefusal` — at connect time, on the host the socket is about to dial when it is an IP
+ *   literal (a literal never reaches a lookup), and on the address a socket did connect to.
+ * - `lookup` — plugged into net/tls `connect`: every resolved address of an untrusted name is checked
+ *   at connect time, on the very addresses the socket will use, so a name that resolves (or
+ *   re-binds) to a private address is refused before any byte is sent.
  */
 import dns from 'node:dns';
 import net from 'node:net';
-import { Agent } from 'undici';
 import { GatewayError } from '../errors/gateway-error.js';
 
 /** `code` of the Error the guarded lookup fails with (it reaches the socket's 'error'). */
@@ -29,7 +32,7 @@ export class CustomHostForbiddenError extends Error implements NodeJS.ErrnoExcep
   readonly hostname: string;
 
   constructor(hostname: string, address: string, gatewayError: GatewayError) {
-    super(`custom_host ${hostname} resolved to ${address}: ${gatewayError.message}`);
+    super(`egress to ${hostname} (${address}) refused: ${gatewayError.message}`);
     this.name = 'CustomHostForbiddenError';
     this.hostname = hostname;
     this.address = address;
@@ -244,18 +247,32 @@ function parseTrustedNet(entry: string): Net {
 
 // ---------------------------------------------------------------------------------------------
 
+/** One resolved address, as dns.lookup gives it with `all: true`. */
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
+
+/**
+ * Resolves a host name to its addresses (family 0: any). The default is dns.lookup; tests inject one
+ * that maps made-up names to loopback, so no query leaves the machine.
+ */
+export type ResolveHost = (hostname: string, family: number) => Promise<readonly ResolvedAddress[]>;
+
+const systemResolve: ResolveHost = (hostname, family) => dns.promises.lookup(hostname, { all: true, family });
+
 export interface HostGuardOptions {
   /** Entries of GATEWAY_TRUSTED_HOSTS: IPs, CIDRs (IPv4 or IPv6), or exact host names. */
   trusted: string[];
+  /** How names are resolved at connect time; default dns.lookup. */
+  resolve?: ResolveHost;
 }
 
-function refusal(message: string): GatewayError {
-  return new GatewayError('custom_host_not_allowed', message, { param: 'custom_host' });
-}
 
 export class HostGuard {
   private readonly nets: Net[] = [];
   private readonly names = new Set<string>();
+  private readonly resolve: ResolveHost;
 
   /**
    * A connect-time `lookup` (the signature `net.connect` / `tls.connect` expect): resolves with
@@ -281,12 +298,14 @@ export class HostGuard {
       }
       this.names.add(name);
     }
+    this.resolve = opts.resolve ?? systemResolve;
     this.lookup = (hostname, options, callback) => this.guardedLookup(hostname, options, callback);
   }
 
   /** From GATEWAY_TRUSTED_HOSTS: a comma-separated list; unset or empty trusts nothing. */
-  static fromEnv(value: string | undefined): HostGuard {
-    return new HostGuard({ trusted: (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '') });
+  static fromEnv(value: string | undefined, resolve?: ResolveHost): HostGuard {
+    const trusted = (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+    return new HostGuard(resolve ? { trusted, resolve } : { trusted });
   }
 
   /** True when `host` (case-insensitive, brackets and trailing dot ignored) is a trusted name. */
@@ -300,34 +319,53 @@ export class HostGuard {
   }
 
   /**
-   * Synchronous check of a custom_host URL string.
+   * Synchronous check of a URL string the gateway is to call; `param` (default `custom_host`) is
+   * the field it came from, named in the message and the error.
    * @throws GatewayError custom_host_not_allowed
    */
-  checkUrl(url: string): void {
+  checkUrl(url: string, param = 'custom_host'): void {
+    const refuse = (message: string): GatewayError => new GatewayError('custom_host_not_allowed', message, { param });
     let u: URL;
     try {
       u = new URL(url);
     } catch {
-      throw refusal('custom_host is not a valid URL.');
+      throw refuse(`${param} is not a valid URL.`);
     }
     if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-      throw refusal(`custom_host must be an http: or https: URL (got ${u.protocol}).`);
+      throw refuse(`${param} must be an http: or https: URL (got ${u.protocol}).`);
     }
     const host = normalizeHost(u.hostname);
-    if (host === '') throw refusal('custom_host has no host.');
+    if (host === '') throw refuse(`${param} has no host.`);
     if (this.names.has(host)) return;
     if (parseIp(host)) {
       const label = this.refusedAs(host);
-      if (label !== null) throw refusal(`custom_host ${u.hostname} is a ${label} address, ${TRUSTED_HINT}.`);
+      if (label !== null) throw refuse(`${param} ${u.hostname} is a ${label} address, ${TRUSTED_HINT}.`);
       return;
     }
     if (isLocalhostName(host)) {
       // Counts as loopback; the resolved addresses are checked again at connect time.
       if (!this.isAddressAllowed('127.0.0.1') && !this.isAddressAllowed('::1')) {
-        throw refusal(`custom_host ${u.hostname} is a loopback address, ${TRUSTED_HINT}.`);
+        throw refuse(`${param} ${u.hostname} is a loopback address, ${TRUSTED_HINT}.`);
       }
     }
     // Other names are checked on their resolved addresses at connect time (`lookup`).
+  }
+
+  /**
+   * The connect-time check of one socket. `hostname` is the host it dials; `address`, when known,
+   * the address it reached. A trusted name is allowed whatever it resolves to; otherwise an IP
+   * literal host, and the reached address, must be allowed. A name without `address` is left to
+   * `lookup`. Returns the refusal to fail the connection with, or undefined.
+   */
+  connectRefusal(hostname: string, address?: string): CustomHostForbiddenError | undefined {
+    if (this.isHostTrusted(hostname)) return undefined;
+    const literal = parseIp(hostname) !== null;
+    const ip = address ?? (literal ? hostname : undefined);
+    if (ip === undefined) return undefined;
+    const label = this.refusedAs(ip);
+    if (label === null) return undefined;
+    const what = literal ? `${hostname} is a ${label} address` : `${hostname} resolves to a ${label} address`;
+    return new CustomHostForbiddenError(hostname, ip, connectRefused(what));
   }
 
   /** The label of why `ip` is refused, or null when it is allowed. */
@@ -356,38 +394,36 @@ export class HostGuard {
   ): void {
     const wantAll = options.all === true;
     const trustedName = this.isHostTrusted(hostname);
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, wantAll ? [] : '');
-      if (addresses.length === 0) {
-        const e = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
-        return callback(e, wantAll ? [] : '');
-      }
-      if (!trustedName) {
-        for (const { address } of addresses) {
-          const label = this.refusedAs(address);
-          if (label !== null) {
-            const ge = refusal(`custom_host ${hostname} resolves to a ${label} address, ${TRUSTED_HINT}.`);
-            return callback(new CustomHostForbiddenError(hostname, address, ge), wantAll ? [] : '');
+    const fail = (e: NodeJS.ErrnoException): void => callback(e, wantAll ? [] : '');
+    this.resolve(hostname, familyOf(options.family)).then(
+      (addresses) => {
+        if (addresses.length === 0) {
+          return fail(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname }));
+        }
+        if (!trustedName) {
+          for (const { address } of addresses) {
+            const label = this.refusedAs(address);
+            if (label !== null) return fail(new CustomHostForbiddenError(hostname, address, connectRefused(`${hostname} resolves to a ${label} address`)));
           }
         }
-      }
-      if (wantAll) return callback(null, addresses);
-      const first = addresses[0];
-      callback(null, first.address, first.family);
-    });
+        if (wantAll) return callback(null, addresses.map(({ address, family }) => ({ address, family })));
+        const first = addresses[0]!;
+        callback(null, first.address, first.family);
+      },
+      (err: NodeJS.ErrnoException) => fail(err),
+    );
   }
 }
 
+/** dns.LookupOptions' family (a number, or 'IPv4' / 'IPv6' in newer typings) as 0, 4 or 6. */
+function familyOf(f: number | string | undefined): number {
+  return f === 4 || f === 'IPv4' ? 4 : f === 6 || f === 'IPv6' ? 6 : 0;
+}
+
 /**
- * An undici Agent whose sockets resolve names through `guard.lookup` (undici hands `connect`
- * options to net.connect / tls.connect), so every new connection is checked on the address it
- * actually connects to. Pooling and keep-alive are undici's usual. IP literals are not looked up:
- * call `guard.checkUrl` before dispatching.
+ * A refusal at connect time. The host may have come from any field (a custom_host, a region, a
+ * provider's default), which the socket does not know: the message names the host instead.
  */
-export function createGuardedAgent(guard: HostGuard, opts: Agent.Options = {}): Agent {
-  const { connect } = opts;
-  if (typeof connect === 'function') {
-    throw new TypeError('createGuardedAgent: a custom connector function cannot be guarded; pass connect options instead.');
-  }
-  return new Agent({ ...opts, connect: { ...(connect ?? {}), lookup: guard.lookup } });
+function connectRefused(what: string): GatewayError {
+  return new GatewayError('custom_host_not_allowed', `The upstream host ${what}, ${TRUSTED_HINT}.`);
 }

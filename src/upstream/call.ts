@@ -17,13 +17,6 @@ export type UpstreamMessage =
 
 export type ErrorMapper = (status: number, text: string, headers: UpstreamHeaders) => Error;
 
-export interface Dispatchers {
-  /** For provider base URLs the operator configured. */
-  trusted: Dispatcher;
-  /** For custom_host URLs: every connection's resolved address goes through the host guard. */
-  guarded: Dispatcher;
-}
-
 /** undici's own limits (--upstream-timeout to the response headers, --stream-idle-timeout between body bytes). */
 const UNDICI_TIMEOUTS: Readonly<Record<string, string>> = {
   UND_ERR_HEADERS_TIMEOUT: 'The provider sent no response headers in time',
@@ -36,9 +29,9 @@ function transportError(err: unknown): Error {
   const e = err as { code?: string };
   const timedOut = e?.code === undefined ? undefined : UNDICI_TIMEOUTS[e.code];
   if (timedOut) return new GatewayError('upstream_timeout', `${timedOut} (${e.code}); the call was aborted.`, { cause: err });
-  return new GatewayError('upstream_unreachable', `The provider could not be reached (${e?.code ?? 'error'}).`, {
-    cause: err,
-  });
+  // No socket error code in the message: for a client-chosen host it would tell a closed port from an
+  // open one. The code stays in `cause`, for the log.
+  return new GatewayError('upstream_unreachable', 'The provider could not be reached.', { cause: err });
 }
 
 /**
@@ -55,7 +48,8 @@ class Abort extends EventEmitter {
 }
 
 /**
- * One HTTP call to a provider as a cold Observable. Subscribing sends the request; unsubscribing
+ * One HTTP call to a provider as a cold Observable, through `dispatcher`: the gateway's egress
+ * dispatcher (src/security/egress.ts), whose connector applies the host guard to every connection. Subscribing sends the request; unsubscribing
  * aborts it (the socket's request is cancelled and its body discarded). Non-2xx answers become the
  * error produced by `mapError`; transport failures become `upstream_unreachable`. A stream's body is
  * decoded by the descriptor's framing and attached to `flow`: while the client cannot take more, the
@@ -63,7 +57,7 @@ class Abort extends EventEmitter {
  * what is read (limits.ts): past a cap the call is aborted with 502 upstream_response_too_large.
  */
 export function callUpstream(
-  dispatchers: Dispatchers,
+  dispatcher: Dispatcher,
   req: UpstreamRequest,
   mapError: ErrorMapper,
   framing: StreamFraming = 'sse',
@@ -74,7 +68,6 @@ export function callUpstream(
     const ac = new Abort();
     let finished = false;
     let detach: (() => void) | undefined;
-    const dispatcher = req.untrustedHost ? dispatchers.guarded : dispatchers.trusted;
     dispatcher
       .request({
         origin: req.origin,

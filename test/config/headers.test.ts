@@ -31,8 +31,24 @@ describe('CONFIG_HEADERS: each header sets its field', () => {
     expect(new Set(CONFIG_HEADERS.map(([, f]) => f)).size).toBe(CONFIG_HEADERS.length);
   });
 
+  /** Fields a host is built from take only their own form (a URL, a region name, a DNS label). */
+  const VALUES: Record<string, string> = { custom_host: 'https://llm.example.com/v1', cloud_b_region: 'us-east-1', cloud_c_region: 'us-central1' };
+
   it.each(TEXT_ROWS)('%s → %s (trimmed)', (header, field) => {
-    expect(configFromHeaders({ [header]: '  value-1  ' })).toEqual({ [field]: 'value-1' });
+    const v = VALUES[field] ?? 'value-1';
+    expect(configFromHeaders({ [header]: `  ${v}  ` })).toEqual({ [field]: v });
+  });
+
+  it.each([
+    ['x-gateway-cloud-b-region', 'x@127.0.0.1:9/#'],
+    ['x-gateway-cloud-c-region', '2130706433'],
+    ['x-gateway-cloud-a-resource-name', 'evil.example/x#'],
+    ['x-gateway-custom-host', 'ftp://h/'],
+  ])('%s refuses %s with a 400 naming the header', (header, value) => {
+    const e = headerError(() => configFromHeaders({ [header]: value }));
+    expect(e.code).toBe('invalid_header');
+    expect(e.status).toBe(400);
+    expect(e.param).toBe(header);
   });
 
   it.each(TEXT_ROWS)('%s refuses an empty value', (header) => {

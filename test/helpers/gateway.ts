@@ -6,6 +6,7 @@ import type { Config } from '../../src/config/schema.js';
 import { createLogger } from '../../src/util/log.js';
 import type { HotRoute } from '../../src/http/router.js';
 import type { ValidateChecks } from '../../src/management/guardrails.js';
+import type { ResolveHost } from '../../src/security/host-guard.js';
 
 export const TEST_KEY = 'sk-test-gateway-key-0123456789';
 
@@ -41,6 +42,8 @@ export interface StartOptions {
   validateChecks?: ValidateChecks;
   /** SLUICE_MASTER_KEY's text (seals virtual keys' secrets); default: none. */
   masterKey?: string;
+  /** How the host guard resolves names (map made-up names to loopback); default: dns.lookup. */
+  resolveHost?: ResolveHost;
 }
 
 /** An in-process gateway on 127.0.0.1:0 with a captured logger. Trusts 127.0.0.1 unless told otherwise. */
@@ -68,6 +71,7 @@ export async function startGateway(opts: StartOptions = {}): Promise<TestGateway
     routes: opts.routes,
     validateChecks: opts.validateChecks,
     masterKey: opts.masterKey,
+    resolveHost: opts.resolveHost,
   });
   const addr = await gateway.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${addr.port}`;

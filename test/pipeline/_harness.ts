@@ -45,7 +45,7 @@ export function harness(over: Partial<PipelineDeps> = {}): Harness {
   const agent = new Agent({ keepAliveTimeout: 1000 });
   const deps: PipelineDeps = {
     registry,
-    dispatchers: { trusted: agent, guarded: agent },
+    dispatcher: agent,
     telemetry,
     breakers: new MemoryBreakerStore(),
     streamIdleTimeoutMs: 5000,

@@ -29,7 +29,6 @@ describe('azure-openai: toProvider', () => {
     expect(u.path).toBe('/openai/deployments/gpt4o/chat/completions?api-version=2024-10-21');
     expect(u.headers['api-key']).toBe('k');
     expect(u.headers.authorization).toBeUndefined();
-    expect(u.untrustedHost).toBe(false);
     const e = build(azure, { endpoint: 'embeddings', body: { model: 'x', input: 'a' }, stream: false, headers: {} }, { api_key: 'k', extra: { resource_name: 'r', deployment_id: 'emb' } });
     expect(e.path).toBe('/openai/deployments/emb/embeddings?api-version=2024-10-21');
   });
@@ -38,7 +37,6 @@ describe('azure-openai: toProvider', () => {
     const u = build(azure, chat(), { api_key: 'k', custom_host: 'https://proxy.internal:8443/azure/openai/', extra: { deployment_id: 'd', api_version: '2024-06-01' } });
     expect(u.origin).toBe('https://proxy.internal:8443');
     expect(u.path).toBe('/azure/openai/deployments/d/chat/completions?api-version=2024-06-01');
-    expect(u.untrustedHost).toBe(true);
   });
 
   it('encodes the deployment id as one path segment and the api-version as a query value', () => {

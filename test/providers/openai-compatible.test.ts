@@ -47,7 +47,6 @@ describe('toOpenAICompatible', () => {
     expect(up.origin).toBe('https://api.openai.com');
     expect(up.path).toBe('/v1/chat/completions');
     expect(up.method).toBe('POST');
-    expect(up.untrustedHost).toBe(false);
   });
 
   it.each([
@@ -61,9 +60,9 @@ describe('toOpenAICompatible', () => {
     expect(splitBaseUrl(base).origin).toBe(origin);
   });
 
-  it('marks a custom_host target as untrusted', () => {
+  it('sends a custom_host target to its host', () => {
     const up = toOpenAICompatible(GROQ, request(), target({ custom_host: 'https://llm.example.com/v1' }), 'https://llm.example.com/v1');
-    expect(up.untrustedHost).toBe(true);
+    expect(up.origin).toBe('https://llm.example.com');
   });
 
   it('sends the api key as a bearer token, and no authorization when there is no key', () => {

@@ -48,7 +48,6 @@ describe('vertex-ai: the request', () => {
     expect(u.origin).toBe('https://us-central1-aiplatform.googleapis.com');
     expect(u.path).toBe('/v1/projects/my-proj/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent');
     expect(u.headers.authorization).toBe('Bearer ya29.plain-token');
-    expect(u.untrustedHost).toBe(false);
     const s = upstream({ messages: [{ role: 'user', content: 'hi' }] }, target(), true);
     expect(s.path).toBe('/v1/projects/my-proj/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
     expect(s.headers.accept).toBe('text/event-stream');
@@ -64,7 +63,6 @@ describe('vertex-ai: the request', () => {
     const u = upstream({ messages: [{ role: 'user', content: 'hi' }] }, target({}, { custom_host: 'https://proxy.internal:8443/vertex/' }));
     expect(u.origin).toBe('https://proxy.internal:8443');
     expect(u.path).toBe('/vertex/v1/projects/my-proj/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent');
-    expect(u.untrustedHost).toBe(true);
   });
 
   it('fills {region} in an operator base-URL override', () => {

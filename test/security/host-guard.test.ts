@@ -7,9 +7,9 @@ import {
   CUSTOM_HOST_FORBIDDEN,
   CustomHostForbiddenError,
   HostGuard,
-  createGuardedAgent,
   customHostRefusal,
 } from '../../src/security/host-guard.js';
+import { createEgressDispatcher } from '../../src/security/egress.js';
 
 const none = new HostGuard({ trusted: [] });
 
@@ -202,7 +202,7 @@ describe('HostGuard.lookup (connect time)', () => {
   });
 
   function agentFor(guard: HostGuard): Agent {
-    const agent = createGuardedAgent(guard);
+    const agent = createEgressDispatcher(guard);
     agents.push(agent);
     return agent;
   }
@@ -217,7 +217,9 @@ describe('HostGuard.lookup (connect time)', () => {
     const ge = customHostRefusal(err);
     expect(ge).toBeInstanceOf(GatewayError);
     expect(ge?.code).toBe('custom_host_not_allowed');
-    expect(ge?.param).toBe('custom_host');
+    // At connect time the field the host came from is not known: the message names the host.
+    expect(ge?.param ?? undefined).toBeUndefined();
+    expect(ge?.message).toMatch(/^The upstream host localhost resolves to a loopback address/);
     // The socket error itself (or its cause) carries the code and the resolved address.
     let cur = err as { code?: string; cause?: unknown; address?: string };
     while (cur.code !== CUSTOM_HOST_FORBIDDEN && cur.cause) cur = cur.cause as typeof cur;
@@ -275,6 +277,26 @@ describe('HostGuard.lookup (connect time)', () => {
   });
 
   it('rejects a custom connector function', () => {
-    expect(() => createGuardedAgent(none, { connect: (_opts, cb) => cb(new Error('x'), null) })).toThrow(/connector/);
+    expect(() => createEgressDispatcher(none, { connect: (_opts, cb) => cb(new Error('x'), null) })).toThrow(/connector/);
+  });
+});
+
+describe('HostGuard.connectRefusal (the egress connector\'s check)', () => {
+  const guard = new HostGuard({ trusted: ['gpu.internal', '10.0.0.0/8'] });
+
+  it('refuses an IP literal host before dialling, and a reached address that is not allowed', () => {
+    expect(guard.connectRefusal('127.0.0.1')?.gatewayError.code).toBe('custom_host_not_allowed');
+    expect(guard.connectRefusal('::ffff:7f00:1')?.address).toBe('::ffff:7f00:1');
+    expect(guard.connectRefusal('api.example.com', '169.254.169.254')?.gatewayError.message).toMatch(/api\.example\.com resolves to a link-local address/);
+    // An unknown reached address (the socket already gone) is refused, never allowed by default.
+    expect(guard.connectRefusal('api.example.com', '')).toBeInstanceOf(CustomHostForbiddenError);
+  });
+
+  it('allows public addresses, trusted CIDRs and trusted names; leaves an unresolved name to lookup', () => {
+    expect(guard.connectRefusal('8.8.8.8')).toBeUndefined();
+    expect(guard.connectRefusal('10.1.2.3')).toBeUndefined();
+    expect(guard.connectRefusal('gpu.internal', '192.168.1.1')).toBeUndefined();
+    expect(guard.connectRefusal('api.example.com')).toBeUndefined();
+    expect(guard.connectRefusal('api.example.com', '2606:4700::1111')).toBeUndefined();
   });
 });

@@ -83,7 +83,7 @@ describe('prepare between toProvider and the call', () => {
     const up = signing.toProvider(req, { ...target, custom_host: fake.baseUrl }, fake.baseUrl);
     const msgs = await lastValueFrom(
       prepareRequest(signing, up, target, { now: () => 42 })!.pipe(
-        switchMap((u) => callUpstream({ trusted: agent, guarded: agent }, u, fromOpenAIError)),
+        switchMap((u) => callUpstream(agent, u, fromOpenAIError)),
         toArray(),
       ),
     );

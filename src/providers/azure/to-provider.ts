@@ -1,3 +1,4 @@
+import { AZURE_ENDPOINT_HOST } from '../../config/provider-fields.js';
 import { forwardedHeaders } from '../forward-headers.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { jsonUpstream, withStreamUsage } from '../openai-compatible/to-provider.js';
@@ -13,8 +14,6 @@ interface Deployment {
 
 /** A DNS label (Azure resource, endpoint and region names): nothing that could change the host. */
 const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
-/** A host name given whole (`my-ep.eastus2.inference.ml.azure.com`). */
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
 /** A JWT (an Entra ID access token): three base64url parts. Azure API keys have no dots. */
 const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
@@ -113,8 +112,9 @@ export function azureAIBase(target: Target): string {
   const managed = type === 'managed';
   const endpoint = str(target, 'cloud_a_endpoint_name');
   if (endpoint !== undefined && endpoint.includes('.')) {
-    if (!HOST.test(endpoint)) {
-      throw new GatewayError('invalid_config', `cloud_a_endpoint_name must be a DNS label or a host name, got "${endpoint}".`, {
+    // A whole host only under Azure's inference domains: any other host is a custom_host.
+    if (!AZURE_ENDPOINT_HOST.test(endpoint)) {
+      throw new GatewayError('invalid_config', `cloud_a_endpoint_name must be a DNS label or an endpoint host under inference.ml.azure.com, models.ai.azure.com or services.ai.azure.com, got "${endpoint}".`, {
         param: 'cloud_a_endpoint_name',
       });
     }

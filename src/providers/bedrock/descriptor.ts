@@ -1,8 +1,8 @@
-import { providerFields } from '../../config/provider-fields.js';
+import { AWS_REGION, providerFields } from '../../config/provider-fields.js';
+import { REGION_PLACEHOLDER } from '../hosts.js';
 import type { ProviderDescriptor } from '../types.js';
 
 /** `{region}` in a base URL is replaced by the target's `cloud_b_region` (default below). */
-export const REGION_PLACEHOLDER = '{region}';
 export const DEFAULT_REGION = 'us-east-1';
 /** The control-plane host, where the model list lives (the runtime host has none). */
 export const CONTROL_PLANE_URL = `https://bedrock.${REGION_PLACEHOLDER}.amazonaws.com`;
@@ -20,6 +20,7 @@ export const BEDROCK: ProviderDescriptor = {
   auth: { header: 'authorization', scheme: 'Bearer' },
   fields: providerFields('api_key', 'custom_host', 'cloud_b'),
   framing: 'aws-event-stream',
+  region: { field: 'cloud_b_region', pattern: AWS_REGION, example: 'us-east-1', default: DEFAULT_REGION },
 };
 
 /** The stream path of chat (ConverseStream). */

@@ -1,7 +1,9 @@
 import { forwardedHeaders } from '../forward-headers.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ProviderDescriptor, ProviderRequest, Target, UpstreamRequest } from '../types.js';
-import { CONTROL_PLANE_URL, DEFAULT_REGION, REGION_PLACEHOLDER, STREAM_PATH } from './descriptor.js';
+import { AWS_REGION } from '../../config/provider-fields.js';
+import { regionOf as hostRegion, withRegion } from '../hosts.js';
+import { BEDROCK, CONTROL_PLANE_URL, DEFAULT_REGION, STREAM_PATH } from './descriptor.js';
 
 type Json = Record<string, unknown>;
 type Block = Json;
@@ -248,7 +250,7 @@ export function toConverseBody(body: Json): Json {
 const forwarded = (req: ProviderRequest): Record<string, string> => forwardedHeaders(req, (h) => h.startsWith('x-amz-'));
 
 /** The region a target signs for and whose host it reaches. */
-export const regionOf = (target: Target): string => (target.extra?.cloud_b_region as string | undefined) ?? DEFAULT_REGION;
+export const regionOf = (target: Target): string => hostRegion(BEDROCK, target) ?? DEFAULT_REGION;
 
 /** A target signs with SigV4 when it has a key pair; else its api_key is a Bedrock API key. */
 export const signsRequests = (target: Target): boolean =>
@@ -279,7 +281,7 @@ export function toBedrock(descriptor: ProviderDescriptor, req: ProviderRequest, 
       param: 'provider',
     });
   }
-  const url = new URL(base.replaceAll(REGION_PLACEHOLDER, region));
+  const url = withRegion(base, region, 'cloud_b_region', AWS_REGION, DEFAULT_REGION);
   headers.host = url.host;
   return {
     origin: url.origin,
@@ -288,6 +290,5 @@ export function toBedrock(descriptor: ProviderDescriptor, req: ProviderRequest, 
     headers,
     body,
     stream: req.stream,
-    untrustedHost: target.custom_host !== undefined,
   };
 }

@@ -18,8 +18,7 @@ export function splitBaseUrl(baseUrl: string): { origin: string; prefix: string 
 
 /**
  * The upstream request of a provider that speaks JSON over HTTP: `body` (absent: a GET) serialised
- * once, the content type and, for a stream, `accept: text/event-stream` set on `headers`, and the URL
- * marked untrusted when it came from a custom_host (the host guard then checks it).
+ * once, the content type and, for a stream, `accept: text/event-stream` set on `headers`.
  */
 export function jsonUpstream(
   baseUrl: string,
@@ -39,7 +38,6 @@ export function jsonUpstream(
     headers,
     body: body && JSON.stringify(body),
     stream: req.stream,
-    untrustedHost: target.custom_host !== undefined,
   };
 }
 

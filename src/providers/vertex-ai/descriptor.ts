@@ -1,4 +1,4 @@
-import { providerFields } from '../../config/provider-fields.js';
+import { GCP_REGION, providerFields } from '../../config/provider-fields.js';
 import type { ProviderDescriptor } from '../types.js';
 
 /** Google's default token endpoint (a service account's usual `token_uri`). */
@@ -22,5 +22,5 @@ export const VERTEX_AI: ProviderDescriptor = {
   auth: { header: 'authorization', scheme: 'Bearer' },
   fields: providerFields('api_key', 'custom_host', 'cloud_c'),
   framing: 'sse',
-  trustedEgress: [new URL(GOOGLE_TOKEN_URI).origin],
+  region: { field: 'cloud_c_region', pattern: GCP_REGION, example: 'us-central1, global, us or eu' },
 };

@@ -1,6 +1,8 @@
 import { forwardedHeaders } from '../forward-headers.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ProviderRequest, Target, UpstreamRequest } from '../types.js';
+import { GCP_REGION } from '../../config/provider-fields.js';
+import { withRegion } from '../hosts.js';
 import { VERTEX_AI, VERTEX_BASE_URL } from './descriptor.js';
 
 type Json = Record<string, unknown>;
@@ -12,9 +14,6 @@ interface Content {
 
 const bad = (param: string, message: string): GatewayError => new GatewayError('invalid_request_body', message, { param });
 
-/** Regions name hosts: only these characters, so a header cannot point the trusted pool elsewhere. */
-const REGION = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-
 /** The default host of a region (global and the multi-regions have their own). */
 export function regionalBase(region: string): string {
   if (region === 'global') return 'https://aiplatform.googleapis.com';
@@ -22,13 +21,18 @@ export function regionalBase(region: string): string {
   return `https://${region}-aiplatform.googleapis.com`;
 }
 
-/** origin and path prefix per (base URL, region): parsed once (base URLs and regions are few). */
+/**
+ * origin and path prefix per (base URL, region): parsed once (base URLs and regions are few). The
+ * region is a Google Cloud location name (else a 400 naming cloud_c_region) and is put into the
+ * host with the URL API (src/providers/hosts.ts).
+ */
 const hosts = new Map<string, { origin: string; prefix: string }>();
 function hostOf(baseUrl: string, region: string, custom: boolean): { origin: string; prefix: string } {
   const key = `${custom ? 'c' : 'd'}\u0000${baseUrl}\u0000${region}`;
   let hit = hosts.get(key);
   if (hit) return hit;
-  const u = new URL(baseUrl === VERTEX_BASE_URL && !custom ? regionalBase(region) : baseUrl.replaceAll('{region}', region));
+  const base = baseUrl === VERTEX_BASE_URL && !custom && GCP_REGION.test(region) ? regionalBase(region) : baseUrl;
+  const u = withRegion(base, region, 'cloud_c_region', GCP_REGION, 'us-central1, global, us or eu');
   hit = { origin: u.origin, prefix: u.pathname.replace(/\/+$/, '') };
   if (hosts.size > 1000) hosts.clear();
   hosts.set(key, hit);
@@ -302,7 +306,7 @@ export function toVertex(req: ProviderRequest, target: Target, baseUrl: string):
     throw new GatewayError('unsupported_endpoint', `Provider vertex-ai does not serve ${req.endpoint} (only chat completions and models).`);
   }
   const region = extraString(target, 'cloud_c_region');
-  if (region === undefined || !REGION.test(region)) {
+  if (region === undefined) {
     throw new GatewayError('invalid_config', 'vertex-ai needs cloud_c_region: a region such as us-central1, global, us or eu.', { param: 'cloud_c_region' });
   }
   const { origin, prefix } = hostOf(baseUrl, region, target.custom_host !== undefined);
@@ -316,8 +320,7 @@ export function toVertex(req: ProviderRequest, target: Target, baseUrl: string):
     }
     headers.authorization = `Bearer ${target.api_key}`;
   }
-  const untrustedHost = target.custom_host !== undefined;
-  if (req.endpoint === 'models') return { origin, path: prefix + VERTEX_AI.paths.models!, method: 'GET', headers, stream: false, untrustedHost };
+  if (req.endpoint === 'models') return { origin, path: prefix + VERTEX_AI.paths.models!, method: 'GET', headers, stream: false };
 
   const project = extraString(target, 'cloud_c_project_id') ?? (typeof sa?.project_id === 'string' ? sa.project_id : undefined);
   if (project === undefined) {
@@ -336,6 +339,5 @@ export function toVertex(req: ProviderRequest, target: Target, baseUrl: string):
     headers,
     body: JSON.stringify(toGeminiRequest(body)),
     stream: req.stream,
-    untrustedHost,
   };
 }
