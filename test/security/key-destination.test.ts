@@ -169,9 +169,11 @@ function attack(f: ProviderFieldName): unknown {
       // The owner's account, its token endpoint swapped for the canary.
       return vertex.serviceAccount({ token_uri: `${canary.origin}/token` });
     case 'cloud_b_region':
-    case 'cloud_c_region':
-    case 'cloud_a_region':
       return 'us-west-2';
+    case 'cloud_c_region':
+      return 'us-west2';
+    case 'cloud_a_region':
+      return 'westus2';
     default:
       return `attacker-${f.replaceAll('_', '-')}`;
   }
@@ -314,7 +316,12 @@ describe('the issue\'s shape: a {region} custom host and a region aimed at the c
     const k = KINDS.find((x) => x.provider === 'bedrock')!;
     const a = await chat(k, { 'x-gateway-virtual-key': ids(k)[which], 'x-gateway-custom-host': 'http://{region}/', 'x-gateway-cloud-b-region': canary.hostPort });
     expect(a.status).toBe(400);
-    expect(a.json.error).toMatchObject({ code: 'virtual_key_destination_fixed', param: 'x-gateway-custom-host' });
+    // The region is not a region name: refused as a header before the key's rule is reached.
+    expect(a.json.error).toMatchObject({ code: 'invalid_header', param: 'x-gateway-cloud-b-region' });
+    // With a well-formed region, the client's custom_host is what the key refuses.
+    const b = await chat(k, { 'x-gateway-virtual-key': ids(k)[which], 'x-gateway-custom-host': 'http://{region}/', 'x-gateway-cloud-b-region': 'us-west-2' });
+    expect(b.status).toBe(400);
+    expect(b.json.error).toMatchObject({ code: 'virtual_key_destination_fixed', param: 'x-gateway-custom-host' });
     expect(canary.connections).toBe(0);
   });
 });
