@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadBootstrap } from '../config/bootstrap.js';
 import { readOptions } from '../config/options.js';
+import { listenFailure } from '../config/listen-error.js';
 import { createGateway } from '../gateway.js';
 import { startFakeProvider } from './fake-provider.js';
 
@@ -62,9 +63,9 @@ export async function quickstart(argv: string[]): Promise<void> {
     {},
   );
   const gateway = createGateway({ options, bootstrap });
-  const addr = await gateway.listen().catch(async (e: Error) => {
+  const addr = await gateway.listen().catch(async (e: NodeJS.ErrnoException) => {
     await provider.close();
-    throw new Error(`cannot listen on 127.0.0.1:${options.port}: ${e.message} (try --port)`);
+    throw new Error(e.syscall === 'listen' ? listenFailure(e, options.host, options.port, { port: 'pass --port N' }) : e.message);
   });
   const url = `http://127.0.0.1:${addr.port}`;
   const saved = readdirSync(PIPELINES)
