@@ -508,6 +508,14 @@ describe('port and host precedence', () => {
     expect(second.stderr).toContain(`cannot listen on 127.0.0.1:${port}: port ${port} is in use (EADDRINUSE); pass --port N or set PORT`);
   });
 
+  it('a host that is not an address of this machine names --host and HOST', async () => {
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737): never assigned to a machine, so binding it fails locally.
+    const port = await freePort();
+    const cli = await runToExit(['serve', '--port', String(port), '--host', '192.0.2.1'], { GATEWAY_API_KEYS: KEY_A });
+    expect(cli.exit.code).toBe(2);
+    expect(cli.stderr).toContain(`cannot listen on 192.0.2.1:${port}: 192.0.2.1 is not an address of this machine (EADDRNOTAVAIL); pass --host ADDRESS or set HOST`);
+  });
+
   it('a port taken through PORT says the same', async () => {
     const { port } = await serve([], { GATEWAY_API_KEYS: KEY_A });
     const second = await runToExit(['serve'], { PORT: String(port), GATEWAY_API_KEYS: KEY_A });
