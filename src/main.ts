@@ -11,6 +11,7 @@ import { buildPlan } from './plan/build-plan.js';
 import { defaultProviders, ProviderRegistry } from './providers/registry.js';
 import { HostGuard } from './security/host-guard.js';
 import { redact, redactUrls } from './security/redact.js';
+import { listenFailure } from './config/listen-error.js';
 import { createGateway } from './gateway.js';
 import { MASTER_KEY_ENV } from './security/master-key.js';
 import { isPrimary, runPrimary } from './cluster.js';
@@ -54,8 +55,10 @@ async function serve(argv: string[]): Promise<void> {
   }
   let gateway;
   let drainDelayMs = 0;
+  let listenAt = { host: '', port: 0 };
   try {
     const options = readOptions(values as Record<string, string | undefined>, process.env);
+    listenAt = { host: options.host, port: options.port };
     const bootstrap = options.bootstrap ? loadBootstrap(options.bootstrap) : undefined;
     if (options.workers > 1 && isPrimary()) {
       const hasKeys = options['api-keys'].length > 0 || (bootstrap?.api_keys.length ?? 0) > 0;
@@ -74,7 +77,9 @@ async function serve(argv: string[]): Promise<void> {
     if (e instanceof BootstrapError || e instanceof PipelineError) fail(e.message);
     fail((e as Error).message);
   }
-  const addr = await gateway.listen().catch((e: Error) => fail(e.message.startsWith('Redis') ? e.message : `cannot listen: ${e.message}`));
+  const addr = await gateway
+    .listen()
+    .catch((e: NodeJS.ErrnoException) => fail(e.syscall === 'listen' || e.syscall === 'getaddrinfo' ? listenFailure(e, listenAt.host, listenAt.port) : e.message));
   if (gateway.generatedKey) {
     // Printed once, to the terminal only: never through the logger.
     process.stderr.write(
@@ -119,12 +124,24 @@ function plan(argv: string[]): void {
   });
   const source = positionals[0];
   if (values.help || !source) {
-    process.stdout.write('Usage: sluice plan <config.json | \'{"inline":"json"}\'> [--bootstrap FILE] [--trusted-hosts LIST]\n');
+    process.stdout.write(
+      [
+        'Usage: sluice plan <config.json | \'{"inline":"json"}\'> [--bootstrap FILE] [--trusted-hosts LIST]',
+        '',
+        'Prints the plan tree a config compiles to, secrets redacted. Serves nothing.',
+        '',
+        '  --bootstrap FILE      the bootstrap file whose virtual keys the config names (unset environment',
+        '                        variables it reads are filled in with placeholders)',
+        '  --trusted-hosts LIST  as `sluice serve --trusted-hosts` (env GATEWAY_TRUSTED_HOSTS)',
+        '',
+      ].join('\n'),
+    );
     return;
   }
+  const filled: string[] = [];
   try {
     const text = source.trim().startsWith('{') ? source : readFileSync(source, 'utf8');
-    const bootstrap = values.bootstrap ? loadBootstrap(values.bootstrap) : undefined;
+    const bootstrap = values.bootstrap ? loadBootstrap(values.bootstrap, planEnv(values.bootstrap, filled)) : undefined;
     const tree = buildPlan(parseConfig(JSON.parse(text)), {
       virtualKeys: new MemoryVersionedStore(Object.entries(bootstrap?.virtual_keys ?? {})),
       registry: new ProviderRegistry(defaultProviders(), bootstrap?.provider_base_urls),
@@ -133,8 +150,40 @@ function plan(argv: string[]): void {
     // Redacted by kind (security/redact.ts): secret fields, check headers, URL userinfo.
     process.stdout.write(`${JSON.stringify(redact(tree), null, 2)}\n`);
   } catch (e) {
-    fail(e instanceof GatewayError ? describeGatewayError('config', e) : (e as Error).message);
+    let message = e instanceof GatewayError ? describeGatewayError('config', e) : (e as Error).message;
+    if (e instanceof GatewayError && e.code === 'virtual_key_not_found') {
+      message += values.bootstrap
+        ? ` ${values.bootstrap} does not declare it.`
+        : ' Virtual keys are declared in a bootstrap file: pass --bootstrap FILE (the one `sluice serve` uses).';
+    }
+    if (e instanceof BootstrapError && filled.length > 0) {
+      message += `\n(unset environment variables ${filled.join(', ')} were filled in with placeholders)`;
+    }
+    fail(message);
   }
+}
+
+/**
+ * The environment `sluice plan` reads a bootstrap file with. It serves nothing, so the secrets a
+ * bootstrap takes from the environment (SLUICE_KEY, provider keys) need not be set: each `${NAME}`
+ * without a default that is unset gets a placeholder (named in `filled`), which the plan prints
+ * redacted like any secret. A `${NAME:-default}` still takes its default.
+ */
+function planEnv(file: string, filled: string[]): NodeJS.ProcessEnv {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return process.env; // loadBootstrap says why it cannot be read
+  }
+  const env = { ...process.env };
+  for (const [, name] of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+    if (!env[name!] && !filled.includes(name!)) {
+      filled.push(name!);
+      env[name!] = `unset-${name}-placeholder`;
+    }
+  }
+  return env;
 }
 
 const [command, ...rest] = process.argv.slice(2);
@@ -148,8 +197,25 @@ if (command === 'serve') {
     (m) => m.quickstart(rest),
     (e: Error) => fail(e.message),
   ).catch((e: Error) => fail(e.message));
+} else if (command === '--version' || command === '-v' || command === 'version') {
+  // package.json sits one level above both src/main.ts and dist/main.js, and ships in the package.
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  process.stdout.write(`sluice ${version}\n`);
 } else if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-  process.stdout.write(`Usage: sluice <command>\n\nCommands:\n  serve       run the gateway (sluice serve --help)\n  plan        print the plan a config compiles to (sluice plan --help)\n  quickstart  the gateway in front of a built-in echo provider, with curl commands to try (alias: demo)\n`);
+  process.stdout.write(
+    [
+      'Usage: sluice <command> [options]',
+      '',
+      'Commands:',
+      '  serve       run the gateway (sluice serve --help)',
+      '  plan        print the plan a config compiles to (sluice plan --help)',
+      '  quickstart  the gateway in front of a built-in echo provider, with curl commands to try (alias: demo)',
+      '',
+      '  -v, --version  print the version',
+      '  -h, --help     show this help',
+      '',
+    ].join('\n'),
+  );
 } else {
   fail(`unknown command "${command}". Try: sluice serve --help`);
 }

@@ -5,7 +5,7 @@ import { formatPath } from './issues.js';
 export const OPTION_TABLE = [
   { flag: 'port', env: 'PORT', help: 'port to listen on', def: '8787' },
   { flag: 'host', env: 'HOST', help: 'address to bind (0.0.0.0 for every interface)', def: '127.0.0.1' },
-  { flag: 'bootstrap', env: 'GATEWAY_BOOTSTRAP', help: 'YAML file declaring api_keys and virtual_keys' },
+  { flag: 'bootstrap', env: 'GATEWAY_BOOTSTRAP', help: 'YAML file declaring gateway keys, virtual keys, provider base URLs, usage limits, prompts, prices and the semantic cache\'s embeddings; read at start' },
   { flag: 'pipelines', env: 'GATEWAY_PIPELINES_DIR', help: 'directory of saved configs (<id>.json)', def: 'pipelines' },
   { flag: 'api-keys', env: 'GATEWAY_API_KEYS', help: 'comma list of gateway keys (x-gateway-api-key)' },
   { flag: 'trusted-hosts', env: 'GATEWAY_TRUSTED_HOSTS', help: 'hosts/CIDRs any outbound call may reach inside private networks (custom_host, provider base URLs, token, webhook, JWKS and log URLs)' },
@@ -23,7 +23,7 @@ export const OPTION_TABLE = [
   { flag: 'upstream-max-event', env: 'GATEWAY_UPSTREAM_MAX_EVENT', help: 'largest single stream event or AWS event-stream frame from a provider (or 4mb); over it the call is aborted (502 upstream_response_too_large)', def: '4mb' },
   { flag: 'template-max-steps', env: 'GATEWAY_TEMPLATE_MAX_STEPS', help: 'most steps (text pieces, values, section items) rendering one request\'s prompt template may take (400 template_too_large)', def: '100000' },
   { flag: 'template-max-output', env: 'GATEWAY_TEMPLATE_MAX_OUTPUT', help: 'most characters one request\'s prompt template may render (or 1mb) (400 template_too_large)', def: '1mb' },
-  { flag: 'redis', env: 'REDIS_URL', help: 'redis://host:port/db: share cache, vectors and breakers through Redis' },
+  { flag: 'redis', env: 'REDIS_URL', help: 'redis://host:port/db: keep state in Redis (keys, virtual keys, guardrails, prompts, policies, usage counters, request logs, cache, breakers), shared by every gateway process; else it lives in memory' },
   { flag: 'redis-optional', env: 'GATEWAY_REDIS_OPTIONAL', help: 'true: start degraded (local state) when Redis is down at start', def: 'false' },
   { flag: 'cache-max-bytes', env: 'GATEWAY_CACHE_MAX_BYTES', help: 'memory cache bound (LRU) when Redis is not used', def: '64mb' },
   { flag: 'cache-ttl', env: 'GATEWAY_CACHE_TTL', help: 'seconds a cached answer lives when the config sets no max_age', def: '86400' },
@@ -136,10 +136,29 @@ export function readOptions(cli: Record<string, string | undefined>, env: NodeJS
   return r.data;
 }
 
+/** `text` in lines of at most `width` characters (a longer word stays whole), the first unindented. */
+function wrap(text: string, width: number, indent: string): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  lines.push(line);
+  return lines.join(`\n${indent}`);
+}
+
+/** `sluice serve --help`: one column for the flags, as wide as the longest, descriptions wrapped at 100. */
 export function helpText(): string {
+  const left = (o: { flag: string }): string => `  --${o.flag} <value>`;
+  const column = Math.max(...OPTION_TABLE.map((o) => left(o).length)) + 2;
+  const indent = ' '.repeat(column);
+  const width = Math.max(40, 100 - column);
   const rows = OPTION_TABLE.map((o) => {
-    const left = `  --${o.flag} <value>`.padEnd(32);
-    return `${left}${o.help}\n${' '.repeat(32)}env ${o.env}${'def' in o ? `, default ${o.def}` : ''}`;
+    const env = `env ${o.env}${'def' in o ? `, default ${o.def}` : ''}`;
+    return `${left(o).padEnd(column)}${wrap(o.help, width, indent)}\n${indent}${env}`;
   });
-  return `Usage: sluice serve [options]\n\nRuns the Sluice AI gateway.\n\nOptions:\n${rows.join('\n')}\n  -h, --help                    show this help\n`;
+  return `Usage: sluice serve [options]\n\nRuns the Sluice AI gateway. Each option can also be set by its environment variable; the flag wins.\n\nOptions:\n${rows.join('\n')}\n${'  -h, --help'.padEnd(column)}show this help\n`;
 }

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadBootstrap } from '../config/bootstrap.js';
 import { readOptions } from '../config/options.js';
+import { listenFailure } from '../config/listen-error.js';
 import { createGateway } from '../gateway.js';
 import { startFakeProvider } from './fake-provider.js';
 
@@ -28,6 +29,22 @@ export function quickstartCommands(url: string, key: string): { title: string; c
     { title: 'A chat completion through the "fallback" saved config (pipelines/fallback.json)', command: base('/v1/chat/completions', ['x-gateway-config: fallback'], chat('Hello from the fallback config')) },
     { title: 'The same with a virtual key of the example bootstrap', command: base('/v1/chat/completions', ['x-gateway-virtual-key: openai-primary'], chat('Hello')) },
     { title: 'A stream (SSE) through the "loadbalance" saved config', command: base('/v1/chat/completions', ['x-gateway-config: loadbalance'], chat('Stream this, please', true), '-sN') },
+    {
+      title: 'A tool call: given `tools`, the echo provider calls the first one (arguments from its schema); send the result back as a "tool" message and it answers with text',
+      command: base(
+        '/v1/chat/completions',
+        ['x-gateway-virtual-key: openai-primary'],
+        JSON.stringify({
+          model: 'gpt-4o-mini',
+          messages: [{ role: 'user', content: 'Weather in Paris, please' }],
+          tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }],
+        }),
+      ),
+    },
+    {
+      title: 'A legacy text completion (/v1/completions)',
+      command: base('/v1/completions', ['x-gateway-virtual-key: openai-primary'], JSON.stringify({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say this is a test' })),
+    },
     { title: 'Embeddings', command: base('/v1/embeddings', ['x-gateway-virtual-key: openai-primary'], JSON.stringify({ model: 'text-embedding-3-small', input: 'hello' })) },
     { title: 'Models', command: base('/v1/models', ['x-gateway-virtual-key: openai-primary']) },
   ];
@@ -62,9 +79,9 @@ export async function quickstart(argv: string[]): Promise<void> {
     {},
   );
   const gateway = createGateway({ options, bootstrap });
-  const addr = await gateway.listen().catch(async (e: Error) => {
+  const addr = await gateway.listen().catch(async (e: NodeJS.ErrnoException) => {
     await provider.close();
-    throw new Error(`cannot listen on 127.0.0.1:${options.port}: ${e.message} (try --port)`);
+    throw new Error(e.syscall === 'listen' ? listenFailure(e, options.host, options.port, { port: 'pass --port N' }) : e.message);
   });
   const url = `http://127.0.0.1:${addr.port}`;
   const saved = readdirSync(PIPELINES)

@@ -70,6 +70,37 @@ describe('sluice plan', () => {
     expect(r.stderr).toContain('retry.attempts');
   });
 
+  it('an unknown virtual key without --bootstrap says to pass it', () => {
+    const r = run('{"virtual_key":"openai-primary"}');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('No virtual key has the id "openai-primary"');
+    expect(r.stderr).toContain('pass --bootstrap FILE');
+  });
+
+  it('an unknown virtual key with --bootstrap names the file that does not declare it', () => {
+    const r = run('{"virtual_key":"no-such-key"}', '--bootstrap', 'pipelines/bootstrap.example.yaml');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('pipelines/bootstrap.example.yaml does not declare it');
+  });
+
+  it('reads a bootstrap whose secrets are not in the environment (it serves nothing), and prints none of them', () => {
+    const env = { ...process.env };
+    delete env.SLUICE_KEY;
+    delete env.OPENAI_API_KEY;
+    delete env.OPENAI_BASE_URL;
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'src/main.ts', 'plan', 'pipelines/fallback.json', '--bootstrap', 'pipelines/bootstrap.example.yaml'],
+      { encoding: 'utf8', timeout: 30_000, env },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const plan = JSON.parse(r.stdout);
+    expect(plan.kind).toBe('fallback');
+    expect(plan.children.map((c: { target: { api_key: string } }) => c.target.api_key)).toEqual(['[redacted]', '[redacted]']);
+    // The ${OPENAI_BASE_URL:-default} still takes its default; the placeholders never reach the output.
+    expect(r.stdout).not.toContain('placeholder');
+  });
+
   it('prints usage with --help', () => {
     const out = execFileSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'plan', '--help'], { encoding: 'utf8' });
     expect(out).toContain('Usage: sluice plan');

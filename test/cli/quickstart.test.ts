@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
 import { request } from 'undici';
 import { GatewayProcess, ROOT } from '../scale/_process.js';
 import { parseSse } from '../helpers/sse.js';
@@ -105,12 +106,90 @@ describe('sluice quickstart', () => {
     expect(m.data.map((x: { id: string }) => x.id)).toContain('gpt-4o-mini');
   });
 
+  describe('through the openai SDK', () => {
+    const client = () =>
+      new OpenAI({
+        apiKey: 'unused-the-virtual-key-holds-it',
+        baseURL: `${url}/v1`,
+        maxRetries: 0,
+        timeout: 10_000,
+        defaultHeaders: { 'x-gateway-api-key': key, 'x-gateway-virtual-key': 'openai-primary' },
+      });
+    const weather = {
+      type: 'function' as const,
+      function: {
+        name: 'get_weather',
+        parameters: {
+          type: 'object',
+          properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] }, days: { type: 'integer', minimum: 1 }, note: { type: 'string' } },
+          required: ['city', 'unit', 'days'],
+        },
+      },
+    };
+    const clock = { type: 'function' as const, function: { name: 'get_time', parameters: { type: 'object', properties: {} } } };
+
+    it('a request with tools gets a call of the first tool, its arguments built from the required fields of its schema; the result comes back as text', async () => {
+      const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Paris' }];
+      const first = await client().chat.completions.create({ model: 'gpt-4o-mini', messages, tools: [weather, clock] });
+      expect(first.choices[0]!.finish_reason).toBe('tool_calls');
+      const call = first.choices[0]!.message.tool_calls![0]! as OpenAI.ChatCompletionMessageFunctionToolCall;
+      expect(call.function.name).toBe('get_weather');
+      expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Paris', unit: 'celsius', days: 1 });
+
+      messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: '18 degrees, sunny' });
+      const second = await client().chat.completions.create({ model: 'gpt-4o-mini', messages, tools: [weather, clock] });
+      expect(second.choices[0]!.finish_reason).toBe('stop');
+      expect(second.choices[0]!.message.content).toBe('echo: 18 degrees, sunny');
+    });
+
+    it('tool_choice picks the tool; "none" answers with text', async () => {
+      const named = await client().chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'what time is it' }],
+        tools: [weather, clock],
+        tool_choice: { type: 'function', function: { name: 'get_time' } },
+      });
+      const call = named.choices[0]!.message.tool_calls![0]! as OpenAI.ChatCompletionMessageFunctionToolCall;
+      expect(call.function).toEqual({ name: 'get_time', arguments: '{}' });
+      const none = await client().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], tools: [weather], tool_choice: 'none' });
+      expect(none.choices[0]!.message).toMatchObject({ content: 'echo: hi' });
+      expect(none.choices[0]!.message.tool_calls ?? []).toEqual([]);
+    });
+
+    it('a streamed tool call assembles in the SDK', async () => {
+      const stream = client().chat.completions.stream({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Oslo' }], tools: [weather] });
+      const done = await stream.finalChatCompletion();
+      expect(done.choices[0]!.finish_reason).toBe('tool_calls');
+      const call = done.choices[0]!.message.tool_calls![0]! as OpenAI.ChatCompletionMessageFunctionToolCall;
+      expect(call.function.name).toBe('get_weather');
+      expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Oslo', unit: 'celsius', days: 1 });
+    });
+
+    it('legacy completions answer, as JSON and as a stream', async () => {
+      const one = await client().completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say this is a test' });
+      expect(one.object).toBe('text_completion');
+      expect(one.choices[0]!.text).toBe('echo: Say this is a test');
+      expect(one.usage!.total_tokens).toBeGreaterThan(0);
+      const stream = await client().completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'one two three', stream: true });
+      let text = '';
+      let finish: string | null = null;
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.text ?? '';
+        finish = chunk.choices[0]?.finish_reason ?? finish;
+      }
+      expect(text).toBe('echo: one two three');
+      expect(finish).toBe('stop');
+    });
+  });
+
   it.skipIf(!curlFound)('every printed curl command works as printed', async () => {
     const commands = qs.stdout
       .split('\n\n')
       .map((block) => block.split('\n').filter((l) => !l.startsWith('#')).join('\n'))
       .filter((c) => c.startsWith('curl '));
-    expect(commands.length).toBeGreaterThanOrEqual(5);
+    expect(commands.length).toBeGreaterThanOrEqual(7);
+    expect(commands.some((c) => c.includes('/v1/completions'))).toBe(true);
+    expect(commands.some((c) => c.includes('"tools"'))).toBe(true);
     expect(commands.some((c) => c.includes("'x-gateway-config: fallback'"))).toBe(true);
     for (const c of commands) {
       const out = await new Promise<string>((resolve, reject) =>
@@ -118,7 +197,7 @@ describe('sluice quickstart', () => {
       );
       const status = out.trim().split('\n').at(-1);
       expect(status, `${c}\n${out}`).toBe('200');
-      expect(out).toMatch(/echo: |"embedding"|"object":"list"/);
+      expect(out).toMatch(/echo: |"embedding"|"object":"list"|"tool_calls"/);
     }
   });
 

@@ -3,7 +3,7 @@
  * sockets. dist/ is rebuilt once in beforeAll so the processes run the current sources.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -180,6 +180,29 @@ describe('CLI usage', () => {
     }
     // Help does not start a server.
     expect(cli.stdout).not.toContain('"msg":"listening"');
+  });
+
+  it('serve --help puts every description in one column, past the longest flag, and says what a bootstrap file declares', async () => {
+    const cli = await runToExit(['serve', '--help']);
+    const optionLines = cli.stdout.split('\n').filter((l) => /^ {2}(--|-h)/.test(l));
+    expect(optionLines.length).toBeGreaterThan(30);
+    const columns = new Set(optionLines.map((l) => /^ {2}\S.*?\S {2,}(?=\S)/.exec(l)?.[0].length));
+    expect([...columns]).toHaveLength(1);
+    // Continuation lines (wrapped text, env) start in the same column; no line runs past 100.
+    const column = [...columns][0]!;
+    for (const l of cli.stdout.split('\n').filter((x) => /^ {3,}\S/.test(x))) expect(l.search(/\S/)).toBe(column);
+    for (const l of cli.stdout.split('\n')) expect(l.length, l).toBeLessThanOrEqual(100);
+    const bootstrap = cli.stdout.slice(cli.stdout.indexOf('--bootstrap'), cli.stdout.indexOf('env GATEWAY_BOOTSTRAP'));
+    for (const part of ['gateway keys', 'virtual keys', 'usage limits', 'prompts', 'prices']) expect(bootstrap).toContain(part);
+  });
+
+  it('--version prints the package version', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-v']) {
+      const cli = await runToExit([flag]);
+      expect(cli.exit.code).toBe(0);
+      expect(cli.stdout).toBe(`sluice ${version}\n`);
+    }
   });
 
   it('no command prints usage and exits 0', async () => {
@@ -482,8 +505,22 @@ describe('port and host precedence', () => {
     const second = await runToExit(['serve', '--port', String(port)], { GATEWAY_API_KEYS: KEY_A });
     expect(second.exit.code).not.toBe(0);
     expect(second.exit.code).not.toBeNull();
-    expect(second.stderr).toContain('cannot listen');
-    expect(second.stderr).toContain('EADDRINUSE');
+    expect(second.stderr).toContain(`cannot listen on 127.0.0.1:${port}: port ${port} is in use (EADDRINUSE); pass --port N or set PORT`);
+  });
+
+  it('a host that is not an address of this machine names --host and HOST', async () => {
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737): never assigned to a machine, so binding it fails locally.
+    const port = await freePort();
+    const cli = await runToExit(['serve', '--port', String(port), '--host', '192.0.2.1'], { GATEWAY_API_KEYS: KEY_A });
+    expect(cli.exit.code).toBe(2);
+    expect(cli.stderr).toContain(`cannot listen on 192.0.2.1:${port}: 192.0.2.1 is not an address of this machine (EADDRNOTAVAIL); pass --host ADDRESS or set HOST`);
+  });
+
+  it('a port taken through PORT says the same', async () => {
+    const { port } = await serve([], { GATEWAY_API_KEYS: KEY_A });
+    const second = await runToExit(['serve'], { PORT: String(port), GATEWAY_API_KEYS: KEY_A });
+    expect(second.exit.code).toBe(2);
+    expect(second.stderr).toContain(`port ${port} is in use (EADDRINUSE); pass --port N or set PORT`);
   });
 });
 
@@ -657,4 +694,92 @@ describe('SIGTERM', () => {
     expect(upstream!.aborted).toBe(true);
     expect(cli.logs.some((l) => l.msg === 'shutdown deadline reached; closing remaining connections')).toBe(true);
   });
+});
+
+describe('npm start', () => {
+  let fake: FakeOpenAI;
+  beforeAll(async () => {
+    fake = await FakeOpenAI.start();
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+
+  /** The parent pid of `pid` (Linux /proc), or undefined where there is no /proc. */
+  function parentOf(pid: number): number | undefined {
+    try {
+      // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return undefined;
+    }
+  }
+
+  const alive = (pid: number): boolean => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('runs the built server as npm\'s own child; SIGTERM to npm drains it: the held request is answered and the whole tree exits 0', async () => {
+    fake.reset();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    fake.enqueue('/v1/chat/completions', async () => {
+      await held;
+      return { json: { id: 'chatcmpl-held', object: 'chat.completion', created: 0, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'answered while draining' }, finish_reason: 'stop' }] } };
+    });
+    const port = await freePort();
+    const npm = GatewayProcess.command(
+      'npm',
+      ['start', '--', '--port', String(port), '--drain-delay', '0', '--shutdown-timeout', '20000', '--pipelines', workDir],
+      { GATEWAY_API_KEYS: KEY_A, GATEWAY_TRUSTED_HOSTS: '127.0.0.1' },
+      ROOT,
+    );
+    children.add(npm);
+    let serverPid = 0;
+    try {
+      // dist/ was built in beforeAll, so the prestart check has nothing to build.
+      const line = (await npm.listening(1, 30_000))[0]!;
+      serverPid = line.pid;
+      expect(npm.stderr).not.toContain('building once');
+      // No shell between npm and the server: npm forwards SIGTERM to its child, and that child is it.
+      expect(serverPid).not.toBe(npm.pid);
+      const parent = parentOf(serverPid);
+      if (parent !== undefined) expect(parent).toBe(npm.pid);
+
+      const answer = httpRequest(port, {
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers: {
+          'x-gateway-api-key': KEY_A,
+          'x-gateway-config': JSON.stringify({ provider: 'openai', custom_host: fake.baseUrl, api_key: 'sk-upstream' }),
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hold on' }] }),
+        timeoutMs: 20_000,
+      });
+      answer.catch(() => undefined);
+      await fake.waitForRequests(1, 10_000);
+
+      expect(npm.child.kill('SIGTERM')).toBe(true);
+      await npm.logLine('the "shutting down" log line', (l) => l.msg === 'shutting down' && l.signal === 'SIGTERM', 10_000);
+      expect(npm.exit).toBeUndefined();
+      release();
+
+      const reply = await answer;
+      expect(reply.status, reply.body).toBe(200);
+      expect(JSON.parse(reply.body).choices[0].message.content).toBe('answered while draining');
+      expect(await npm.waitExit(20_000)).toEqual({ code: 0, signal: null });
+      expect(npm.logs.some((l) => l.msg === 'stopped')).toBe(true);
+      expect(alive(serverPid)).toBe(false);
+    } finally {
+      release();
+      if (serverPid && alive(serverPid)) process.kill(serverPid, 'SIGKILL');
+    }
+  }, 90_000);
 });

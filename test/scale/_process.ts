@@ -85,9 +85,14 @@ export class GatewayProcess {
 
   /** Start `node <args>` in `cwd`, with the server's option variables stripped from the environment and `env` added. */
   static node(args: string[], env: Record<string, string> = {}, cwd = ROOT): GatewayProcess {
+    return GatewayProcess.command(process.execPath, args, env, cwd);
+  }
+
+  /** Start `command <args>` (`npm start`, say) in `cwd`, with the environment as for node(). */
+  static command(command: string, args: string[], env: Record<string, string> = {}, cwd = ROOT): GatewayProcess {
     const base: NodeJS.ProcessEnv = { ...process.env };
     for (const k of OPTION_ENV) delete base[k];
-    const child = spawn(process.execPath, args, { cwd, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     killOnExit(child);
     return new GatewayProcess(child);
   }
