@@ -25,7 +25,7 @@ export class TargetCannotServe extends GatewayError {
   }
 
   /** The target an error response names: the one that refused, when there is exactly one. */
-  get refusedBy(): { provider: string; target: string; retries: number } | undefined {
+  get refusingTarget(): { provider: string; target: string; retries: number } | undefined {
     const only = this.refusals.length === 1 ? this.refusals[0]! : undefined;
     return only && { provider: only.provider, target: only.target, retries: 0 };
   }

@@ -16,7 +16,7 @@ function setTriedHeaders(ex: Exchange, res: ServerResponse, err: GatewayError): 
   const ctx = ex.ctx!;
   // A refusal in translation names the target that refused (none when several did: the message
   // names them); any other error, the target whose attempt failed last.
-  const failed: AnswerMeta | undefined = err instanceof TargetCannotServe ? err.refusedBy : ctx.failed;
+  const failed: AnswerMeta | undefined = err instanceof TargetCannotServe ? err.refusingTarget : ctx.failed;
   if (failed) {
     ex.meta = ctx.cacheStatus === undefined ? failed : { ...failed, cacheStatus: ctx.cacheStatus };
     res.setHeader('x-gateway-provider', failed.provider);

@@ -47,7 +47,7 @@ describe('fallback with pass-over', () => {
     expect(e.status).toBe(400);
     expect(e.param).toBe('n');
     expect(e.message).toBe('No target can serve this request (n, logprobs): t0 (anthropic): cannot n; t1 (anthropic): cannot logprobs');
-    expect(e.refusedBy).toBeUndefined();
+    expect(e.refusingTarget).toBeUndefined();
   });
 
   it('without pass-over a refusal is an error like any other (shouldFallBack decides)', () => {
@@ -111,7 +111,7 @@ describe('refusedBy', () => {
     const e = refusedBy(new GatewayError('unsupported_endpoint', 'no embeddings'), 'anthropic', 'config.targets[0]') as TargetCannotServe;
     expect(e).toBeInstanceOf(TargetCannotServe);
     expect([e.code, e.status, e.message, e.param]).toEqual(['unsupported_endpoint', 400, 'no embeddings', null]);
-    expect(e.refusedBy).toEqual({ provider: 'anthropic', target: 'config.targets[0]', retries: 0 });
+    expect(e.refusingTarget).toEqual({ provider: 'anthropic', target: 'config.targets[0]', retries: 0 });
   });
 
   it('leaves a config error or any other error as it is', () => {

@@ -187,3 +187,18 @@ describe('error headers name the target whose error is the answer', () => {
     expect(anthropic.requests).toHaveLength(0);
   });
 });
+
+describe('a refusal says nothing of a target\'s health', () => {
+  it('between two failures it does not reset the circuit\'s count: the second failure opens it', async () => {
+    const config = { ...toAnthropic(), cb_config: { failure_threshold: 2, cooldown_interval: 60_000 } };
+    anthropic.enqueue('/v1/messages', anthropicError(500, 'api_error', 'first'));
+    anthropic.enqueue('/v1/messages', anthropicError(500, 'api_error', 'second'));
+    expect((await chat(gw, config, { body: ask({}) })).status).toBe(500);
+    expect((await chat(gw, config, { body: ask({ n: 2 }) })).status).toBe(400);
+    expect((await chat(gw, config, { body: ask({}) })).status).toBe(500);
+    const open = await chat(gw, config, { body: ask({}) });
+    expect(open.status).toBe(503);
+    expect(open.json.error.code).toBe('circuit_open');
+    expect(anthropic.requests).toHaveLength(2);
+  });
+});
