@@ -1,5 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { GatewayError, toGatewayError } from '../errors/gateway-error.js';
+import { TargetCannotServe } from '../errors/cannot-serve.js';
+import type { AnswerMeta } from '../upstream/events.js';
 import { redact, redactUrls } from '../security/redact.js';
 import type { Exchange } from './exchange.js';
 
@@ -10,14 +12,17 @@ import type { Exchange } from './exchange.js';
  * (`x-gateway-cache-status`, DISABLED when no cache ran). Errors before the pipeline (key, headers,
  * config, body) carry none of them: nothing was looked up or tried.
  */
-function setTriedHeaders(ex: Exchange, res: ServerResponse): void {
+function setTriedHeaders(ex: Exchange, res: ServerResponse, err: GatewayError): void {
   const ctx = ex.ctx!;
-  const failed = ctx.failed;
+  // A refusal in translation names the target that refused (none when several did: the message
+  // names them); any other error, the target whose attempt failed last.
+  const failed: AnswerMeta | undefined = err instanceof TargetCannotServe ? err.refusingTarget : ctx.failed;
   if (failed) {
     ex.meta = ctx.cacheStatus === undefined ? failed : { ...failed, cacheStatus: ctx.cacheStatus };
     res.setHeader('x-gateway-provider', failed.provider);
     res.setHeader('x-gateway-target', failed.target);
     res.setHeader('x-gateway-retry-attempt-count', String(failed.retries));
+    if (failed.paramsMapped !== undefined) res.setHeader('x-gateway-params-mapped', failed.paramsMapped);
   }
   res.setHeader('x-gateway-cache-status', ctx.cacheStatus ?? 'DISABLED');
 }
@@ -44,7 +49,7 @@ export function sendError(ex: Exchange, err: unknown): GatewayError {
     res.destroy();
     return ge;
   }
-  if (ex.ctx) setTriedHeaders(ex, res);
+  if (ex.ctx) setTriedHeaders(ex, res, ge);
   if (ge.headers) for (const k in ge.headers) res.setHeader(k, ge.headers[k]!);
   res.statusCode = ge.status;
   res.setHeader('content-type', 'application/json; charset=utf-8');

@@ -23,7 +23,7 @@ export interface RequestLogSource {
         readonly hooks?: { readonly before: readonly HookLogEntry[]; readonly after: readonly HookLogEntry[] };
       }
     | undefined;
-  readonly meta: { readonly provider: string; readonly target: string; readonly cacheStatus?: string } | undefined;
+  readonly meta: { readonly provider: string; readonly target: string; readonly cacheStatus?: string; readonly paramsMapped?: string } | undefined;
   readonly error: { readonly code: string; readonly status: number; readonly message: string } | undefined;
   readonly clientAborted: boolean;
   readonly gatewayKey: { readonly name: string; readonly workspace_id?: string; readonly organisation_id?: string } | undefined;
@@ -115,6 +115,7 @@ function requestLine(ex: RequestLogSource, latencyMs: number): string {
     if (meta.provider !== undefined) s += `,"provider":${str(meta.provider)}`;
     if (meta.target !== undefined) s += `,"target":${str(meta.target)}`;
     if (meta.cacheStatus) s += `,"cache":${str(meta.cacheStatus)}`;
+    if (meta.paramsMapped !== undefined) s += `,"params_mapped":${str(meta.paramsMapped)}`;
   }
   if (error) s += `,"error":${JSON.stringify({ code: error.code, status: error.status, message: error.message })}`;
   if (ex.clientAborted) s += ',"client_aborted":true';
@@ -145,7 +146,7 @@ const PROBE: RequestLogSource = {
     cost: 0.000012345,
     hooks: { before: [{ id: 'h"1', verdict: false, deny: true, feedback: { value: -1, weight: 2 } }], after: [{ id: 'h2', verdict: true, deny: false }] },
   },
-  meta: { provider: 'openai', target: 'config.targets[0]', cacheStatus: 'MISS' },
+  meta: { provider: 'openai', target: 'config.targets[0]', cacheStatus: 'MISS', paramsMapped: 'temperature=1.6->1' },
   error: { code: 'upstream_error', status: 502, message: 'm' },
   clientAborted: true,
   gatewayKey: { name: 'k', workspace_id: 'w"1', organisation_id: 'o' },

@@ -14,6 +14,7 @@ function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): 
   res.setHeader('x-gateway-target', meta.target);
   res.setHeader('x-gateway-retry-attempt-count', String(meta.retries));
   res.setHeader('x-gateway-cache-status', meta.cacheStatus ?? 'DISABLED');
+  if (meta.paramsMapped !== undefined) res.setHeader('x-gateway-params-mapped', meta.paramsMapped);
   if (meta.upstreamHeaders) for (const k in meta.upstreamHeaders) res.setHeader(k, meta.upstreamHeaders[k]!);
 }
 

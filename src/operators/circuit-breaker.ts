@@ -1,5 +1,6 @@
 import { defer, from, mergeMap, Observable, throwError, type MonoTypeOperatorFunction } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
+import { TargetCannotServe } from '../errors/cannot-serve.js';
 import type { AdmitResult, BreakerPolicy, BreakerStore, CircuitStatus, Transition } from '../state/breaker-store.js';
 
 export interface CircuitBreakerOptions {
@@ -82,7 +83,14 @@ export function circuitBreaker<T>(o: CircuitBreakerOptions): BreakerOperator<T> 
           subscriber.next(v);
         },
         error: (e: unknown) => {
-          if (!settled) settle(countsAsFailure(e, o.failureStatusCodes));
+          if (settled) {
+            // already counted
+          } else if (e instanceof TargetCannotServe) {
+            // Refused in translation: the provider was never asked, so this says nothing of its
+            // health (neither a success that would close the circuit nor a failure).
+            settled = true;
+            if (probe) release();
+          } else settle(countsAsFailure(e, o.failureStatusCodes));
           subscriber.error(e);
         },
         complete: () => {

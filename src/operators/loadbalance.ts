@@ -1,4 +1,5 @@
-import { defer, throwError, type Observable } from 'rxjs';
+import { defer, Observable, Subscription, throwError } from 'rxjs';
+import type { PassOver } from './fallback.js';
 
 export interface Weighted<T, A = void> {
   weight: number;
@@ -24,11 +25,55 @@ export function pickWeighted(weights: readonly number[], random: number): number
   return -1;
 }
 
-/** Send the request to one child, chosen per subscription by weight among the eligible ones. */
-export function loadbalance<T, A = void>(children: readonly Weighted<T, A>[], random: () => number, noneEligible: () => Error, arg?: A): Observable<T> {
-  return defer(() => {
+/**
+ * Send the request to one child, chosen per subscription by weight among the eligible ones. With
+ * `passOver`, a picked child that cannot serve the request (it was never asked) is set aside and
+ * another is picked; when every weighted child was set aside, `passOver.none` of their errors is the
+ * answer (`noneEligible` when some were left out only because their circuit is open).
+ */
+export function loadbalance<T, A = void>(
+  children: readonly Weighted<T, A>[],
+  random: () => number,
+  noneEligible: () => Error,
+  arg?: A,
+  passOver?: PassOver,
+): Observable<T> {
+  if (!passOver) {
+    return defer(() => {
+      const weights = children.map((c) => (c.weight > 0 && c.eligible() ? c.weight : 0));
+      const i = pickWeighted(weights, random());
+      return i < 0 ? throwError(noneEligible) : children[i]!.run(arg as A);
+    });
+  }
+  return new Observable<T>((subscriber) => {
     const weights = children.map((c) => (c.weight > 0 && c.eligible() ? c.weight : 0));
-    const i = pickWeighted(weights, random());
-    return i < 0 ? throwError(noneEligible) : children[i]!.run(arg as A);
+    const subs = new Subscription();
+    let emitted = false;
+    let passed: unknown[] | undefined;
+    const pick = (): void => {
+      const i = pickWeighted(weights, random());
+      if (i < 0) {
+        const everyWeighted = passed !== undefined && passed.length === children.filter((c) => c.weight > 0).length;
+        subscriber.error(everyWeighted ? passOver.none(passed!) : noneEligible());
+        return;
+      }
+      subs.add(
+        children[i]!.run(arg as A).subscribe({
+          next: (v) => {
+            emitted = true;
+            subscriber.next(v);
+          },
+          error: (err: unknown) => {
+            if (emitted || !passOver.test(err)) return subscriber.error(err);
+            (passed ??= []).push(err);
+            weights[i] = 0;
+            pick();
+          },
+          complete: () => subscriber.complete(),
+        }),
+      );
+    };
+    pick();
+    return subs;
   });
 }

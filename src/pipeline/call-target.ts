@@ -1,6 +1,8 @@
 import { defer, switchMap, type Observable } from 'rxjs';
 import type { TargetNode } from '../plan/types.js';
-import type { Endpoint, ProviderRequest } from '../providers/types.js';
+import type { Endpoint, ProviderRequest, UpstreamRequest } from '../providers/types.js';
+import { mapRanges } from '../providers/ranges.js';
+import { refusedBy } from '../errors/cannot-serve.js';
 import type { TargetLabels } from '../metrics/telemetry.js';
 import { callUpstream, type ErrorMapper } from '../upstream/call.js';
 import { prepareRequest } from '../upstream/prepare.js';
@@ -10,7 +12,7 @@ import { measure } from '../operators/measure.js';
 import { attemptTimeout } from '../operators/timeout.js';
 import { memoByObject } from '../util/memo.js';
 import type { PipelineDeps, RequestContext } from './context.js';
-import type { GatewayEvent } from '../upstream/events.js';
+import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 
 /** The request as this target sends it: override_params win over the body; its forward_headers. */
 export function requestFor(node: TargetNode, ctx: RequestContext): ProviderRequest {
@@ -38,17 +40,29 @@ export function targetLabels(node: TargetNode, endpoint: Endpoint): TargetLabels
 }
 
 /**
- * Attempts at one target: translate, call, decode, bounded by request_timeout, measured. Cold; each
- * subscription is one attempt, and the n-th re-subscription (by a retry) is retry number n.
+ * Attempts at one target: map parameters into the provider's ranges, translate, call, decode, bounded
+ * by request_timeout, measured. Cold; each subscription is one attempt, and the n-th re-subscription
+ * (by a retry) is retry number n. A request the translator refuses fails with TargetCannotServe.
  */
 export function callTarget(node: TargetNode, ctx: RequestContext, deps: PipelineDeps): Observable<GatewayEvent> {
   let retryNumber = 0;
   return defer(() => {
-    ctx.attempts++;
     const provider = deps.registry.get(node.target.provider);
-    const req = requestFor(node, ctx);
-    const upstream = provider.toProvider(req, node.target, deps.registry.baseUrl(provider, node.target));
-    const meta = { provider: provider.descriptor.id, target: node.path, retries: retryNumber++ };
+    let req = requestFor(node, ctx);
+    const ranges = provider.descriptor.ranges;
+    const mapped = ranges && req.body ? mapRanges(ranges, req.body) : undefined;
+    if (mapped) req = { ...req, body: mapped.body };
+    let upstream: UpstreamRequest;
+    try {
+      upstream = provider.toProvider(req, node.target, deps.registry.baseUrl(provider, node.target));
+    } catch (e) {
+      // Refused in translation: the provider was never asked, so it is no attempt and no failure of
+      // this target (a fallback or loadbalance passes it over).
+      throw refusedBy(e, provider.descriptor.id, node.path);
+    }
+    ctx.attempts++;
+    const meta: AnswerMeta = { provider: provider.descriptor.id, target: node.path, retries: retryNumber++ };
+    if (mapped) meta.paramsMapped = mapped.said;
     const secrets = secretsOf(node);
     // A provider may echo a credential in its error message: it never reaches the client or the log.
     const mapError: ErrorMapper =

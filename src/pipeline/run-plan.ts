@@ -6,7 +6,8 @@ import { responseHooks } from '../operators/response-hooks.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { circuitBreaker, circuitOpenError } from '../operators/circuit-breaker.js';
 import { conditional } from '../operators/conditional.js';
-import { fallback } from '../operators/fallback.js';
+import { fallback, type PassOver } from '../operators/fallback.js';
+import { noTargetCanServe, TargetCannotServe } from '../errors/cannot-serve.js';
 import { loadbalance, type Weighted } from '../operators/loadbalance.js';
 import { race } from '../operators/race.js';
 import { retryWithBackoff, type RetryOperator } from '../operators/retry.js';
@@ -30,6 +31,15 @@ function policyOf(node: TargetNode): BreakerPolicy | undefined {
   const cb = node.settings.cb_config;
   return cb ? { failureThreshold: cb.failure_threshold, cooldownMs: cb.cooldown_interval } : undefined;
 }
+
+/**
+ * A target whose translator refused the request was never asked: fallback and loadbalance move on
+ * whatever their status codes say, and only when no target can serve is the refusal the answer.
+ */
+const PASS_OVER: PassOver = {
+  test: (err) => err instanceof TargetCannotServe,
+  none: (errors) => noTargetCanServe(errors as TargetCannotServe[]),
+};
 
 function shouldFallBack(codes: readonly number[] | undefined) {
   return (err: unknown): boolean => {
@@ -216,7 +226,7 @@ export class PlanRunner {
         const fallBack = shouldFallBack(node.on_status_codes);
         const onFallback = (i: number): void =>
           deps.telemetry.fallback(node.name ?? node.path, node.children[i]!.name ?? node.children[i]!.path);
-        return (ctx) => fallback(children, fallBack, onFallback, ctx);
+        return (ctx) => fallback(children, fallBack, onFallback, ctx, PASS_OVER);
       }
       case 'loadbalance': {
         const weighted: Weighted<GatewayEvent, RequestContext>[] = node.children.map((c, i) => ({
@@ -225,7 +235,7 @@ export class PlanRunner {
           run: children[i]!,
         }));
         const none = (): Error => circuitOpenError(this.retryAfterIfClosed(node));
-        return (ctx) => loadbalance(weighted, deps.random, none, ctx);
+        return (ctx) => loadbalance(weighted, deps.random, none, ctx, PASS_OVER);
       }
       case 'conditional': {
         const indexOf = (name: string): number => node.children.findIndex((ch) => ch.name === name);

@@ -1,5 +1,6 @@
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { ProviderFields } from '../config/provider-fields.js';
+import type { ParamRange } from './ranges.js';
 
 // The endpoints and the usage shape are facts of the OpenAI wire the gateway speaks: defined low
 // (config/wire.ts) so metrics and config can use them too.
@@ -111,6 +112,11 @@ export interface ProviderDescriptor {
    * custom_host), the form a region must have, and the default when the field is absent.
    */
   region?: { field: string; pattern: RegExp; example: string; default?: string };
+  /**
+   * Parameter ranges narrower than OpenAI's (which the edge validates): a value outside is clamped
+   * into the range before translation, and said (src/providers/ranges.ts). Absent: sent as given.
+   */
+  ranges?: readonly ParamRange[];
 }
 
 /** A provider: its descriptor and the pure functions that translate to and from its wire format. */

@@ -8,6 +8,11 @@ export interface AnswerMeta {
   retries: number;
   /** x-gateway-cache-status: HIT, SEMANTIC_HIT, MISS, REFRESH; DISABLED when absent. */
   cacheStatus?: string;
+  /**
+   * Parameters clamped into this provider's ranges, `field=from->to` comma-separated
+   * (x-gateway-params-mapped, the log line's `params_mapped`); absent when none was.
+   */
+  paramsMapped?: string;
   /** Upstream response headers passed on to the client (request id, rate limits). */
   upstreamHeaders?: Record<string, string>;
   /**

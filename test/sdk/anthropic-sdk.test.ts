@@ -144,12 +144,17 @@ describe('the openai SDK through the gateway to Anthropic', () => {
   });
 
   it('a field Anthropic cannot honour is a 400 naming it, before any call', async () => {
-    const e = (await failure(client.chat.completions.create({ ...hi, temperature: 1.5 }))) as InstanceType<typeof OpenAI.BadRequestError>;
-    expect(e).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(e.param).toBe('temperature');
     const n = (await failure(client.chat.completions.create({ ...hi, n: 2 }))) as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(n).toBeInstanceOf(OpenAI.BadRequestError);
     expect(n.param).toBe('n');
     expect(fake.requests).toHaveLength(0);
+  });
+
+  it('a temperature above Anthropic\'s 1 is clamped to 1 and said in x-gateway-params-mapped', async () => {
+    const { data, response } = await client.chat.completions.create({ ...hi, temperature: 1.5 }).withResponse();
+    expect(data.choices[0]!.message.content).toBe('echo: hi');
+    expect(response.headers.get('x-gateway-params-mapped')).toBe('temperature=1.5->1');
+    expect((await fake.waitForRequests(1))[0]!.body.temperature).toBe(1);
   });
 });
 

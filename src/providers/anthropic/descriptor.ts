@@ -13,6 +13,13 @@ export const ANTHROPIC: ProviderDescriptor = {
   auth: { header: 'x-api-key' },
   extraHeaders: { 'anthropic-version': '2023-06-01' },
   fields: providerFields('api_key', 'custom_host'),
+  // Messages API: temperature 0–1 (OpenAI's is 0–2), top_k ≥ 0, max_tokens ≥ 1.
+  ranges: [
+    { field: 'temperature', min: 0, max: 1 },
+    { field: 'top_k', min: 0 },
+    { field: 'max_tokens', min: 1 },
+    { field: 'max_completion_tokens', min: 1 },
+  ],
 };
 
 /** `max_tokens` Anthropic requires on every request, when the client sets neither max_completion_tokens nor max_tokens. */

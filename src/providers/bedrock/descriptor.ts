@@ -2,6 +2,9 @@ import { AWS_REGION, providerFields } from '../../config/provider-fields.js';
 import { REGION_PLACEHOLDER } from '../hosts.js';
 import type { ProviderDescriptor } from '../types.js';
 
+/** A Claude model id, inference profile (`us.`, `global.`) or ARN naming one. */
+const CLAUDE_MODEL = /(?:^|[./:])anthropic\.claude/;
+
 /** `{region}` in a base URL is replaced by the target's `cloud_b_region` (default below). */
 export const DEFAULT_REGION = 'us-east-1';
 /** The control-plane host, where the model list lives (the runtime host has none). */
@@ -21,6 +24,14 @@ export const BEDROCK: ProviderDescriptor = {
   fields: providerFields('api_key', 'custom_host', 'cloud_b'),
   framing: 'aws-event-stream',
   region: { field: 'cloud_b_region', pattern: AWS_REGION, example: 'us-east-1', default: DEFAULT_REGION },
+  // Converse's inferenceConfig takes temperature 0–1 and maxTokens ≥ 1 for every model family; a
+  // family's own fields (additionalModelRequestFields) have the family's ranges: Claude's top_k 0–500.
+  ranges: [
+    { field: 'temperature', min: 0, max: 1 },
+    { field: 'max_tokens', min: 1 },
+    { field: 'max_completion_tokens', min: 1 },
+    { field: 'top_k', min: 0, max: 500, models: CLAUDE_MODEL },
+  ],
 };
 
 /** The stream path of chat (ConverseStream). */

@@ -23,4 +23,11 @@ export const VERTEX_AI: ProviderDescriptor = {
   fields: providerFields('api_key', 'custom_host', 'cloud_c'),
   framing: 'sse',
   region: { field: 'cloud_c_region', pattern: GCP_REGION, example: 'us-central1, global, us or eu' },
+  // Gemini's generationConfig: candidateCount 1–8 (OpenAI's n goes to 128); the penalties are −2 up
+  // to but not including 2. Temperature (0–2) and top_p (0–1) are OpenAI's ranges already.
+  ranges: [
+    { field: 'n', min: 1, max: 8 },
+    { field: 'presence_penalty', min: -2, max: 2, maxExclusive: true },
+    { field: 'frequency_penalty', min: -2, max: 2, maxExclusive: true },
+  ],
 };
