@@ -48,7 +48,7 @@ export function endInFlight(sockets: Iterable<Socket>, err: GatewayError): Promi
   return Promise.all(ends).then(() => undefined);
 }
 
-/** x-gateway-api-key → the key's record, or the 401 sent. */
+/** The gateway key (x-gateway-api-key, else Authorization: Bearer) → the key's record, or the 401 sent. */
 function authenticated(ex: Exchange, keys: ApiKeyStore): boolean {
   try {
     authenticate(ex, keys);
