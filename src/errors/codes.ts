@@ -20,7 +20,8 @@ export const ERROR_CATALOG = {
   missing_provider_credential: {
     status: 400,
     type: 'invalid_request_error',
-    message: 'A provider is named but no credential for it: send Authorization: Bearer <provider key>, or use a virtual key or a config with api_key.',
+    message:
+      'A provider is named but no credential for it: send Authorization: Bearer <provider key> with the gateway key in x-gateway-api-key, or use a virtual key or a config with api_key.',
   },
   unknown_provider: { status: 400, type: 'invalid_request_error', message: 'The provider is not known to this gateway.' },
   unsupported_endpoint: { status: 400, type: 'invalid_request_error', message: 'The provider does not serve this endpoint.' },
@@ -35,8 +36,17 @@ export const ERROR_CATALOG = {
     message: "A request that uses a virtual key set a field that changes where the key's credentials go, and the key does not allow it.",
   },
   unknown_target: { status: 400, type: 'invalid_request_error', message: 'The config names a target that does not exist.' },
-  missing_gateway_key: { status: 401, type: 'authentication_error', message: 'Missing x-gateway-api-key header.' },
-  invalid_gateway_key: { status: 401, type: 'authentication_error', message: 'The x-gateway-api-key is not valid.' },
+  missing_gateway_key: {
+    status: 401,
+    type: 'authentication_error',
+    message:
+      'No gateway key: send it in x-gateway-api-key (Authorization: Bearer then carries the provider key), or as Authorization: Bearer <gateway key> without x-gateway-api-key (the provider credential then comes from x-gateway-virtual-key or the config).',
+  },
+  invalid_gateway_key: {
+    status: 401,
+    type: 'authentication_error',
+    message: 'The x-gateway-api-key is not a gateway key of this gateway. (With x-gateway-api-key present, Authorization: Bearer carries the provider key.)',
+  },
   forbidden_scope: {
     status: 403,
     type: 'permission_error',
@@ -48,6 +58,7 @@ export const ERROR_CATALOG = {
   prompt_not_found: { status: 404, type: 'invalid_request_error', message: 'No prompt template has this id or slug (in the scope of this gateway key).' },
   policy_not_found: { status: 404, type: 'invalid_request_error', message: 'No usage-limit policy has this id (in the scope of this gateway key).' },
   api_key_not_found: { status: 404, type: 'invalid_request_error', message: 'No gateway key made through the API has this id (in the scope of this gateway key).' },
+  model_not_found: { status: 404, type: 'invalid_request_error', message: "The model is not in this gateway's model list (GET /v1/models) for this request." },
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'Unknown route.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'The route does not serve this method; Allow lists those it does.' },
   virtual_key_exists: { status: 409, type: 'invalid_request_error', message: 'A virtual key with this id already exists.' },

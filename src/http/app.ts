@@ -11,6 +11,7 @@ import { interruptExchange } from './respond.js';
 import type { Socket } from 'node:net';
 import { PROXY_ROUTES } from './routes/index.js';
 import { proxyRoute } from './routes/proxy.js';
+import { pickModel } from '../operators/pick-model.js';
 import { guardrailRoutes } from './routes/guardrails.js';
 import { policyRoutes } from './routes/policies.js';
 import { promptRoutes } from './routes/prompts.js';
@@ -47,7 +48,7 @@ export function endInFlight(sockets: Iterable<Socket>, err: GatewayError): Promi
   return Promise.all(ends).then(() => undefined);
 }
 
-/** x-gateway-api-key → the key's record, or the 401 sent. */
+/** The gateway key (x-gateway-api-key, else Authorization: Bearer) → the key's record, or the 401 sent. */
 function authenticated(ex: Exchange, keys: ApiKeyStore): boolean {
   try {
     authenticate(ex, keys);
@@ -109,6 +110,9 @@ export function createHandler(deps: AppDeps, routes: readonly HotRoute[] = []): 
   const hot = new Router<(ex: Exchange, params: Params) => void>();
   const runner = new PlanRunner(deps.pipeline);
   for (const r of PROXY_ROUTES) hot.add(r.method, r.path, proxyRoute(r.endpoint, r.path, deps, runner));
+  // The openai SDKs' models.retrieve: the listing's entry, asked of the same plan as GET /v1/models
+  // (conditional routing sees that path). An id with a `/` comes percent-encoded, as the SDKs send it.
+  hot.add('GET', '/v1/models/:id', proxyRoute('models', '/v1/models', deps, runner, (params) => pickModel(params.id!)));
   for (const r of routes) hot.add(r.method, r.path, r.handle);
   const now = deps.pipeline.now;
   const out = {

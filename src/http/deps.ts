@@ -1,6 +1,7 @@
 import type { Registry } from 'prom-client';
-import { headerValue, REQUEST_HEADERS } from '../config/headers.js';
+import { bearerToken, headerValue, REQUEST_HEADERS } from '../config/headers.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { ERROR_CATALOG } from '../errors/codes.js';
 import type { Logger } from '../util/log.js';
 import type { PipelineDeps } from '../pipeline/context.js';
 import type { Stages } from '../pipeline/run-request.js';
@@ -44,11 +45,38 @@ export interface AppDeps {
   isDraining: () => boolean;
 }
 
-/** x-gateway-api-key → the key's record on the exchange; throws 401 when missing or unknown. */
+/** The catalog's 401 text says which header carries what; a specific cause goes before it. */
+const noKey = (cause: string): string => `${cause} ${ERROR_CATALOG.missing_gateway_key.message}`;
+
+/**
+ * The gateway key → its record on the exchange; throws 401 when there is none or it is unknown.
+ *
+ * The key is taken from `x-gateway-api-key`; only when that header is absent, from
+ * `Authorization: Bearer` (an SDK's `apiKey`). Never both ways at once: with x-gateway-api-key
+ * present, Authorization keeps its meaning as the provider key and is not tried as a gateway key.
+ * When Authorization carried the gateway key, the exchange's `headers` become a copy without it, so
+ * nothing after this (the resolver's provider key, hooks, forwarded headers) sees it; only such
+ * requests pay for the copy.
+ */
 export function authenticate(ex: Exchange, keys: ApiKeyStore): void {
-  const key = headerValue(ex.req.headers, REQUEST_HEADERS.apiKey);
-  if (!key) throw new GatewayError('missing_gateway_key');
-  const record = keys.verify(key);
-  if (!record) throw new GatewayError('invalid_gateway_key');
+  const headers = ex.req.headers;
+  const key = headerValue(headers, REQUEST_HEADERS.apiKey);
+  if (key !== undefined) {
+    if (!key) throw new GatewayError('missing_gateway_key', noKey('The x-gateway-api-key header is empty.'), { param: REQUEST_HEADERS.apiKey });
+    const record = keys.verify(key);
+    if (!record) throw new GatewayError('invalid_gateway_key', undefined, { param: REQUEST_HEADERS.apiKey });
+    ex.gatewayKey = record;
+    return;
+  }
+  const bearer = bearerToken(headers);
+  if (!bearer) throw new GatewayError('missing_gateway_key', undefined, { param: REQUEST_HEADERS.apiKey });
+  const record = keys.verify(bearer);
+  if (!record) {
+    throw new GatewayError('missing_gateway_key', noKey('x-gateway-api-key is absent and the Authorization bearer token is not a gateway key.'), {
+      param: 'authorization',
+    });
+  }
   ex.gatewayKey = record;
+  const { authorization: _gatewayKey, ...rest } = headers;
+  ex.headers = rest;
 }

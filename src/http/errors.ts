@@ -40,6 +40,17 @@ export function clientError(err: unknown): GatewayError {
 /** The error's envelope, redacted by kind (security/redact.ts). */
 export const errorBody = (ge: GatewayError, traceId: string): Record<string, unknown> => redact(ge.toBody(traceId));
 
+/**
+ * Statuses whose answer no retry of the same request can change: the request, its key or its route is
+ * what is wrong (400, 401, 403, 404, 405, 413, 415), a usage limit stays exhausted until its period
+ * resets (412), a hook denies the same input again (446). These answers carry `x-should-retry: false`,
+ * which the `openai` SDKs read before their own status rules. 408, 409 (a provider's may be a lock
+ * that clears), 429 and 5xx say nothing, so clients keep their own policy. An error that a retry can
+ * change sets `x-should-retry` in its own headers (a provider's is passed on there), which are
+ * written after this default and win.
+ */
+const FINAL_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 404, 405, 412, 413, 415, 446]);
+
 /** The one place where an error becomes an HTTP response. */
 export function sendError(ex: Exchange, err: unknown): GatewayError {
   const ge = clientError(err);
@@ -50,6 +61,7 @@ export function sendError(ex: Exchange, err: unknown): GatewayError {
     return ge;
   }
   if (ex.ctx) setTriedHeaders(ex, res, ge);
+  if (FINAL_STATUSES.has(ge.status)) res.setHeader('x-should-retry', 'false');
   if (ge.headers) for (const k in ge.headers) res.setHeader(k, ge.headers[k]!);
   res.statusCode = ge.status;
   res.setHeader('content-type', 'application/json; charset=utf-8');

@@ -26,6 +26,11 @@ export class Exchange {
   traceId: string;
   settings: RequestSettings = {};
   gatewayKey: ApiKeyRecord | undefined;
+  /**
+   * The request's headers as the pipeline sees them: `req.headers`, or a copy without Authorization
+   * when that header carried the gateway key (http/deps.ts `authenticate`).
+   */
+  headers: IncomingMessage['headers'];
   ctx: RequestContext | undefined;
   meta: AnswerMeta | undefined;
   error: GatewayError | undefined;
@@ -57,6 +62,7 @@ export class Exchange {
     },
     draining: boolean,
   ) {
+    this.headers = req.headers;
     let traceId = headerValue(req.headers, REQUEST_HEADERS.traceId);
     try {
       this.settings = requestSettings(req.headers);

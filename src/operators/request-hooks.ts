@@ -39,11 +39,32 @@ export function measureHook(r: HookResult, list: string, telemetry: Telemetry): 
 const FOREIGN_DATA = new Set(['default.webhook']);
 
 /**
- * The 446. A denied answer is never quoted, not even in a check's `data`: the built-in checks report
- * counts, offsets and configured words only, and the data of checks answered from outside (a webhook)
- * is left out of an answer's denial.
+ * Who denied, for the 446's message: the hook (its id and list) and the ids of the checks that decided
+ * it (those that failed, or those that passed when the hook denies on success). Ids come from the
+ * config, never from the checked text, so the message may quote them.
  */
-export function deniedError(account: HookAccount, phase: 'request' | 'answer'): GatewayError {
+export function denialMessage(result: HookResult, list: HookSpec['list'], phase: 'request' | 'answer'): string {
+  const ids = (pick: (c: HookResult['checks'][number]) => boolean): string => [...new Set(result.checks.filter(pick).map((c) => c.id))].join(', ');
+  const who = `Hook "${result.id}" (${list}) denied the ${phase}`;
+  if (result.verdict) {
+    const passed = ids(() => true);
+    return `${who}: it passed, and it denies on success${passed ? ` (checks: ${passed})` : ''}.`;
+  }
+  const failed = ids((c) => !c.verdict && c.error === null);
+  const errored = ids((c) => !c.verdict && c.error !== null);
+  const parts: string[] = [];
+  if (failed) parts.push(`failed: ${failed}`);
+  if (errored) parts.push(`could not run (error or time limit): ${errored}`);
+  return `${who}: ${parts.length > 0 ? `checks ${parts.join('; ')}` : 'it failed'}.`;
+}
+
+/**
+ * The 446, naming the hook that denied and its deciding checks (`denialMessage`). A denied answer is
+ * never quoted, not even in a check's `data`: the built-in checks report counts, offsets and
+ * configured words only, and the data of checks answered from outside (a webhook) is left out of an
+ * answer's denial.
+ */
+export function deniedError(account: HookAccount, phase: 'request' | 'answer', denied: HookResult, list: HookSpec['list']): GatewayError {
   let results = hookResultsBody(account);
   if (phase === 'answer') {
     const scrub = (h: HookAccount['after'][number]) =>
@@ -52,9 +73,7 @@ export function deniedError(account: HookAccount, phase: 'request' | 'answer'): 
         : h;
     results = { before_request_hooks: results.before_request_hooks, after_request_hooks: results.after_request_hooks.map(scrub) };
   }
-  return new GatewayError('hooks_failed', phase === 'request' ? 'A guardrail or hook denied the request.' : 'A guardrail or hook denied the answer.', {
-    extra: { hook_results: results },
-  });
+  return new GatewayError('hooks_failed', denialMessage(denied, list, phase), { extra: { hook_results: results } });
 }
 
 /** The stage's hooks as the request path uses them, sorted once per plan. */
@@ -74,7 +93,7 @@ interface RequestStage {
 export function takeResult(telemetry: Telemetry, account: HookAccount, side: 'before' | 'after', list: HookSpec['list'], result: HookResult): void {
   account[side].push(result);
   measureHook(result, list, telemetry);
-  if (result.deny) throw deniedError(account, side === 'before' ? 'request' : 'answer');
+  if (result.deny) throw deniedError(account, side === 'before' ? 'request' : 'answer', result, list);
   if (!result.verdict) account.failed = true;
 }
 

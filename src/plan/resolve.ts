@@ -22,7 +22,7 @@ function missingCredential(e: unknown, merged: Record<string, unknown>): Gateway
   if (e.issues?.length !== 1 || e.issues[0]!.path.length !== 1 || satisfiesRequiredKeySet(merged)) return undefined;
   return new GatewayError(
     'missing_provider_credential',
-    `No credential for provider "${merged.provider}": send Authorization: Bearer <provider key>, or use x-gateway-virtual-key or a config with api_key.`,
+    `No credential for provider "${merged.provider}": send Authorization: Bearer <provider key> with the gateway key in x-gateway-api-key, or use x-gateway-virtual-key or a config with api_key.`,
     { param: 'authorization' },
   );
 }

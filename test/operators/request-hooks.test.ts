@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deniedError, requestHooks, requestHooksNow } from '../../src/operators/request-hooks.js';
+import { deniedError, denialMessage, requestHooks, requestHooksNow } from '../../src/operators/request-hooks.js';
 import { hookResultsJson } from '../../src/checks/hook-results-json.js';
 import type { HookAccount, HookResult } from '../../src/checks/hooks.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
@@ -164,11 +164,34 @@ describe('deniedError', () => {
       transformed: false,
       target: 'config',
     };
-    const account: HookAccount = { before: [], after: [passed], failed: false };
-    const results = deniedError(account, 'answer').extra?.hook_results as { after_request_hooks: HookResult[] };
+    const denier: HookResult = { ...passed, id: 'length', verdict: false, deny: true, checks: [{ ...passed.checks[0]!, id: 'default.wordCount', verdict: false, data: null }] };
+    const account: HookAccount = { before: [], after: [passed, denier], failed: false };
+    const results = deniedError(account, 'answer', denier, 'output_guardrails').extra?.hook_results as { after_request_hooks: HookResult[] };
     const scrubbed = results.after_request_hooks[0]!;
     expect(scrubbed.checks[0]!.data).toBeNull();
     expect(hookResultsJson({ before: [], after: [scrubbed], failed: false })).not.toContain('the secret answer');
     expect(passed.checks[0]!.data).toEqual({ quoted: 'the secret answer' });
+  });
+});
+
+describe('denialMessage (who refused, never what was checked)', () => {
+  const check = (id: string, verdict: boolean, error: string | null = null) => ({ id, verdict, data: { text: 'checked words' }, error, execution_time: 1, transformed: false });
+  const result = (verdict: boolean, checks: ReturnType<typeof check>[]): HookResult => ({ id: 'no-cards', verdict, deny: true, async: false, checks, execution_time: 1, transformed: false });
+
+  it('names the hook, its list and the checks that failed (each id once), not those that passed', () => {
+    const r = result(false, [check('default.regexMatch', false), check('default.contains', true), check('default.regexMatch', false)]);
+    expect(denialMessage(r, 'input_guardrails', 'request')).toBe('Hook "no-cards" (input_guardrails) denied the request: checks failed: default.regexMatch.');
+  });
+
+  it('tells a check that could not run from one that failed, without its error text', () => {
+    const r = result(false, [check('default.webhook', false, 'connect ECONNREFUSED 10.0.0.1:443'), check('default.wordCount', false)]);
+    const msg = denialMessage(r, 'output_guardrails', 'answer');
+    expect(msg).toBe('Hook "no-cards" (output_guardrails) denied the answer: checks failed: default.wordCount; could not run (error or time limit): default.webhook.');
+    expect(msg).not.toContain('ECONNREFUSED');
+  });
+
+  it('a hook that denies on success says so, with its checks', () => {
+    const r = result(true, [check('default.contains', true)]);
+    expect(denialMessage(r, 'before_request_hooks', 'request')).toBe('Hook "no-cards" (before_request_hooks) denied the request: it passed, and it denies on success (checks: default.contains).');
   });
 });

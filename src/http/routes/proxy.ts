@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs';
+import { Observable, type OperatorFunction } from 'rxjs';
 import { parseBody } from '../../config/bodies.js';
 import type { PlanRunner } from '../../pipeline/run-plan.js';
 import { newContext } from '../../pipeline/context.js';
@@ -11,6 +11,8 @@ import { readJsonBody } from '../body.js';
 import type { Exchange } from '../exchange.js';
 import { respond } from '../respond.js';
 import { authenticate, type AppDeps } from '../deps.js';
+import type { Params } from '../router.js';
+import type { GatewayEvent } from '../../upstream/events.js';
 
 /**
  * Cache entries are private to a tenant: the key's (organisation, workspace) pair (a workspace id of
@@ -51,11 +53,18 @@ function bodyOf(ex: Exchange, limit: number): Observable<unknown> {
  * The route every proxied endpoint shares: the edge's half of the request pipeline (how to
  * authenticate, resolve, read the body and make the context from an HTTP exchange), the pipeline's
  * order (src/pipeline/run-request.ts), and the writer. No provider names, no strategy branches.
+ * `answer`, when given, makes the route's answer from the pipeline's (with the path parameters).
  */
-export function proxyRoute(endpoint: Endpoint, pathname: string, deps: AppDeps, runner: PlanRunner): (ex: Exchange) => void {
+export function proxyRoute(
+  endpoint: Endpoint,
+  pathname: string,
+  deps: AppDeps,
+  runner: PlanRunner,
+  answer?: (params: Params) => OperatorFunction<GatewayEvent, GatewayEvent>,
+): (ex: Exchange, params: Params) => void {
   const edge: RequestEdge<Exchange> = {
     authenticate: (ex) => authenticate(ex, deps.apiKeys),
-    resolve: (ex) => deps.resolver.resolve(ex.req.headers, ex.gatewayKey),
+    resolve: (ex) => deps.resolver.resolve(ex.headers, ex.gatewayKey),
     readBody: endpoint === 'models' ? () => undefined : (ex) => bodyOf(ex, deps.bodyLimitBytes),
     renderPrompt: (ex, plan, raw) => deps.promptRenderer.render(plan.prompt, endpoint, raw, ex.gatewayKey),
     context(ex, plan, raw) {
@@ -63,7 +72,7 @@ export function proxyRoute(endpoint: Endpoint, pathname: string, deps: AppDeps, 
       const settings = ex.settings;
       const ctx = newContext(
         ex.traceId,
-        { endpoint, body, stream: endpoint !== 'embeddings' && body?.stream === true, headers: ex.req.headers },
+        { endpoint, body, stream: endpoint !== 'embeddings' && body?.stream === true, headers: ex.headers },
         deps.pipeline.now(),
         pathname,
         settings.metadata,
@@ -79,5 +88,6 @@ export function proxyRoute(endpoint: Endpoint, pathname: string, deps: AppDeps, 
   };
   const run = requestPipeline(edge, runner, deps.stages);
   const stallMs = deps.pipeline.streamIdleTimeoutMs;
+  if (answer) return (ex, params) => respond(run(ex).pipe(answer(params)), ex, stallMs);
   return (ex) => respond(run(ex), ex, stallMs);
 }
