@@ -262,7 +262,7 @@ export class UsageLimits implements Ledger<LimitedRequest> {
               pending--;
               if (subscriber.closed) {
                 // the client left while the reservation was being made: nothing was used
-                this.settleHold(ctx);
+                void this.settleHold(ctx);
                 return;
               }
               subscriber.next(ctx);
@@ -323,8 +323,12 @@ export class UsageLimits implements Ledger<LimitedRequest> {
     return s.cost;
   }
 
-  /** The answer is over (completed, failed or cancelled): its cost, metrics, and the reservations settled with what was reported. */
-  end(req: LimitedRequest): void {
+  /**
+   * The answer is over (completed, failed or cancelled): its cost, metrics, and the reservations
+   * settled with what was reported. Answers the settle (resolved once the counters took it, or failed
+   * and queued for retry), undefined when the request held nothing.
+   */
+  end(req: LimitedRequest): Promise<void> | undefined {
     // a JSON answer's cost was set when it passed (nothing is spent after it); a stream's is set here
     if (req.cost === undefined) req.cost = this.cost(req);
     const spent = req.spent;
@@ -335,7 +339,7 @@ export class UsageLimits implements Ledger<LimitedRequest> {
         this.deps.telemetry.usage(workspace, s.meta.provider, s.usage, this.spentCost(req, s) ?? undefined);
       }
     }
-    this.settleHold(req);
+    return this.settleHold(req);
   }
 
   private priceOf(req: LimitedRequest, meta: AnswerMeta): Price | undefined {
@@ -438,13 +442,13 @@ export class UsageLimits implements Ledger<LimitedRequest> {
   }
 
   /** Settle the request's reservations with what its upstream attempts reported (once). */
-  private settleHold(req: LimitedRequest): void {
+  private settleHold(req: LimitedRequest): Promise<void> | undefined {
     const hold = req.limits;
-    if (!hold || hold.done) return;
+    if (!hold || hold.done) return undefined;
     hold.done = true;
     const key = req.key!;
     const actual: SettleItem[] = hold.held.map((h) => this.actualOf(req, key, h));
-    this.settle(hold.reservation, actual, hold.held, key);
+    return this.settle(hold.reservation, actual, hold.held, key);
   }
 
   /**
@@ -475,8 +479,9 @@ export class UsageLimits implements Ledger<LimitedRequest> {
     return group === undefined ? { actual: 0 } : { actual: units, group };
   }
 
-  private settle(reservation: Reservation, actual: SettleItem[], held: Held[], key: KeyScope | undefined): void {
-    this.deps.counters.settle(reservation, actual, this.deps.now()).then(
+  /** Resolves once the counters took the settle, or it failed and waits for a retry (never rejects). */
+  private settle(reservation: Reservation, actual: SettleItem[], held: Held[], key: KeyScope | undefined): Promise<void> {
+    return this.deps.counters.settle(reservation, actual, this.deps.now()).then(
       (alerts) => this.alert(alerts, held, key),
       () => this.retryLater({ reservation, actual, held, scope: key }),
     );
@@ -494,7 +499,7 @@ export class UsageLimits implements Ledger<LimitedRequest> {
         this.retryTimer = undefined;
         return;
       }
-      for (const x of batch) this.settle(x.reservation, x.actual, x.held, x.scope);
+      for (const x of batch) void this.settle(x.reservation, x.actual, x.held, x.scope);
     }, this.deps.retryIntervalMs ?? 1000);
     this.retryTimer.unref();
   }
