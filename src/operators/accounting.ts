@@ -66,9 +66,15 @@ export function accounting<A extends UsageAccount>(account: A, ledger?: Ledger<A
           if (ev.type !== 'stream-start' && ev.usage) account.usage = ev.usage;
           if (ev.type === 'json' && ledger) {
             account.cost = ledger.cost(account);
+            // nothing is spent after a JSON answer: it is counted now, and written once counted
             jsonCounted = end();
-            after(jsonCounted, () => subscriber.next(ev));
-            return;
+            if (jsonCounted) {
+              void jsonCounted.then(
+                () => subscriber.next(ev),
+                () => subscriber.next(ev),
+              );
+              return;
+            }
           }
           subscriber.next(ev);
         },
