@@ -71,7 +71,7 @@ export const ERROR_CATALOG = {
   usage_limit_exceeded: {
     status: 412,
     type: 'usage_limit_error',
-    message: 'A usage-limit policy is exhausted for this request until its period resets.',
+    message: 'A usage-limit policy has nothing left for this request: its usage reached the limit, or requests in flight reserved the rest.',
   },
   price_unknown: {
     status: 412,

@@ -21,8 +21,12 @@ export interface UsageAccount {
 export interface Ledger<A extends UsageAccount> {
   /** The request's cost in USD so far (undefined: a model without a price). */
   cost(account: A): number | undefined;
-  /** Called once when the answer ends: completed, failed, or cancelled (the client left). */
-  end(account: A): void;
+  /**
+   * Called once when the answer is over: its last event passed, it failed, or it was cancelled (the
+   * client left). A promise when the count must land before the client hears the end (it never
+   * rejects); nothing when there is nothing to wait for.
+   */
+  end(account: A): Promise<void> | undefined;
 }
 
 /**
@@ -30,34 +34,52 @@ export interface Ledger<A extends UsageAccount> {
  * on the request's account for the log line and metrics; with a ledger, a JSON answer's cost is
  * set before it is written (the `x-gateway-cost` header), and the ledger counts the request when its
  * answer ends, however it ends. Events pass unchanged.
+ *
+ * The end of an answer (a JSON answer, which nothing is spent after; a stream's completion, which
+ * writes `[DONE]`; an error) is passed on once the ledger has counted it: a client that sends its next
+ * request as soon as it has this answer is then admitted against this one's usage, not against its
+ * reservation still held (a usage limit would refuse it as full while nothing is in flight). An answer
+ * whose client left is counted without waiting.
  */
 export function accounting<A extends UsageAccount>(account: A, ledger?: Ledger<A>): MonoTypeOperatorFunction<GatewayEvent> {
   return (source) =>
     new Observable<GatewayEvent>((subscriber) => {
       let ended = false;
-      const end = (): void => {
-        if (ended || !ledger) return;
+      const end = (): Promise<void> | undefined => {
+        if (ended || !ledger) return undefined;
         ended = true;
         try {
-          ledger.end(account);
+          return ledger.end(account);
         } catch {
           // counting never fails the answer
+          return undefined;
         }
       };
+      /** Passes `pass` on once the count landed (at once when there is nothing to wait for). */
+      const after = (counted: Promise<void> | undefined, pass: () => void): void => {
+        if (counted) void counted.then(pass, pass);
+        else pass();
+      };
+      let jsonCounted: Promise<void> | undefined;
       const sub = source.subscribe({
         next(ev) {
           if (ev.type !== 'stream-start' && ev.usage) account.usage = ev.usage;
-          if (ev.type === 'json' && ledger) account.cost = ledger.cost(account);
+          if (ev.type === 'json' && ledger) {
+            account.cost = ledger.cost(account);
+            // nothing is spent after a JSON answer: it is counted now, and written once counted
+            jsonCounted = end();
+            if (jsonCounted) {
+              void jsonCounted.then(
+                () => subscriber.next(ev),
+                () => subscriber.next(ev),
+              );
+              return;
+            }
+          }
           subscriber.next(ev);
         },
-        error: (e: unknown) => {
-          end();
-          subscriber.error(e);
-        },
-        complete: () => {
-          end();
-          subscriber.complete();
-        },
+        error: (e: unknown) => after(end() ?? jsonCounted, () => subscriber.error(e)),
+        complete: () => after(end() ?? jsonCounted, () => subscriber.complete()),
       });
       return () => {
         sub.unsubscribe();

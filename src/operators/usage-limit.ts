@@ -211,7 +211,8 @@ const isCacheHit = (meta: AnswerMeta): boolean => meta.cacheStatus === 'HIT' || 
 
 /**
  * Usage limits: the request stage that admits a request against the usage-limit policies it matches
- * (reserving its estimate on each, all or nothing, or refusing it with 412), and the ledger that
+ * (while each has some of its limit left, counting what requests in flight reserved: then it reserves
+ * its estimate on each, all or nothing; else 412 naming the policy), and the ledger that
  * prices every answer and settles the reservations with what the provider reported.
  *
  * Matching: a policy of workspace W applies to requests made with a gateway key of workspace W; an
@@ -261,7 +262,7 @@ export class UsageLimits implements Ledger<LimitedRequest> {
               pending--;
               if (subscriber.closed) {
                 // the client left while the reservation was being made: nothing was used
-                this.settleHold(ctx);
+                void this.settleHold(ctx);
                 return;
               }
               subscriber.next(ctx);
@@ -322,8 +323,12 @@ export class UsageLimits implements Ledger<LimitedRequest> {
     return s.cost;
   }
 
-  /** The answer is over (completed, failed or cancelled): its cost, metrics, and the reservations settled with what was reported. */
-  end(req: LimitedRequest): void {
+  /**
+   * The answer is over (completed, failed or cancelled): its cost, metrics, and the reservations
+   * settled with what was reported. Answers the settle (resolved once the counters took it, or failed
+   * and queued for retry), undefined when the request held nothing.
+   */
+  end(req: LimitedRequest): Promise<void> | undefined {
     // a JSON answer's cost was set when it passed (nothing is spent after it); a stream's is set here
     if (req.cost === undefined) req.cost = this.cost(req);
     const spent = req.spent;
@@ -334,7 +339,7 @@ export class UsageLimits implements Ledger<LimitedRequest> {
         this.deps.telemetry.usage(workspace, s.meta.provider, s.usage, this.spentCost(req, s) ?? undefined);
       }
     }
-    this.settleHold(req);
+    return this.settleHold(req);
   }
 
   private priceOf(req: LimitedRequest, meta: AnswerMeta): Price | undefined {
@@ -423,7 +428,7 @@ export class UsageLimits implements Ledger<LimitedRequest> {
         }
         const p = held[out.refused]!.policy.policy;
         this.deps.telemetry.limitRejected(p.id);
-        throw exhausted(p, items[out.refused]!.group, out.used, out.periodEnd);
+        throw refusal(p, items[out.refused]!, out.used, out.reserved, out.periodEnd);
       },
       (e: unknown) => {
         if (this.deps.onStoreError === 'closed') {
@@ -437,13 +442,13 @@ export class UsageLimits implements Ledger<LimitedRequest> {
   }
 
   /** Settle the request's reservations with what its upstream attempts reported (once). */
-  private settleHold(req: LimitedRequest): void {
+  private settleHold(req: LimitedRequest): Promise<void> | undefined {
     const hold = req.limits;
-    if (!hold || hold.done) return;
+    if (!hold || hold.done) return undefined;
     hold.done = true;
     const key = req.key!;
     const actual: SettleItem[] = hold.held.map((h) => this.actualOf(req, key, h));
-    this.settle(hold.reservation, actual, hold.held, key);
+    return this.settle(hold.reservation, actual, hold.held, key);
   }
 
   /**
@@ -474,8 +479,9 @@ export class UsageLimits implements Ledger<LimitedRequest> {
     return group === undefined ? { actual: 0 } : { actual: units, group };
   }
 
-  private settle(reservation: Reservation, actual: SettleItem[], held: Held[], key: KeyScope | undefined): void {
-    this.deps.counters.settle(reservation, actual, this.deps.now()).then(
+  /** Resolves once the counters took the settle, or it failed and waits for a retry (never rejects). */
+  private settle(reservation: Reservation, actual: SettleItem[], held: Held[], key: KeyScope | undefined): Promise<void> {
+    return this.deps.counters.settle(reservation, actual, this.deps.now()).then(
       (alerts) => this.alert(alerts, held, key),
       () => this.retryLater({ reservation, actual, held, scope: key }),
     );
@@ -493,7 +499,7 @@ export class UsageLimits implements Ledger<LimitedRequest> {
         this.retryTimer = undefined;
         return;
       }
-      for (const x of batch) this.settle(x.reservation, x.actual, x.held, x.scope);
+      for (const x of batch) void this.settle(x.reservation, x.actual, x.held, x.scope);
     }, this.deps.retryIntervalMs ?? 1000);
     this.retryTimer.unref();
   }
@@ -554,30 +560,41 @@ export class UsageLimits implements Ledger<LimitedRequest> {
 
 const PER = { daily: 'a day', weekly: 'a week', monthly: 'a month' } as const;
 
-function exhausted(p: UsageLimitPolicy, group: string, usedUnits: number, periodEnd: number): GatewayError {
+/**
+ * The 412 of a policy with nothing left for this request's group, saying which of the two refused
+ * it, with the numbers (never any request text): its usage reached the limit (it stays refused until
+ * the period resets), or requests in flight hold the rest (it may be admitted once they settle).
+ */
+function refusal(p: UsageLimitPolicy, item: ReserveItem, usedUnits: number, reservedUnits: number, periodEnd: number): GatewayError {
   const resetsAt = Number.isFinite(periodEnd) ? new Date(periodEnd).toISOString() : null;
   const unit = p.type === 'cost' ? 'USD' : 'tokens';
-  const who = group === '' ? '' : ` for ${JSON.stringify(group)}`;
+  const group = item.group;
+  const used = fromUnits(p.type, usedUnits);
+  const reserved = fromUnits(p.type, reservedUnits);
+  const reached = usedUnits >= item.limit;
+  const head = `Usage limit "${p.name}" (policy ${p.id})${group === '' ? '' : ` for ${JSON.stringify(group)}`}`;
   const per = p.periodic_reset ? PER[p.periodic_reset] : 'in all';
-  const until = resetsAt ? ` until ${resetsAt}` : '';
-  return new GatewayError(
-    'usage_limit_exceeded',
-    `Usage limit "${p.name}" (policy ${p.id}) is exhausted${who} (${p.credit_limit} ${unit} ${per})${until}.`,
-    {
-      extra: {
-        usage_limit: {
-          policy_id: p.id,
-          policy_name: p.name,
-          type: p.type,
-          group,
-          credit_limit: p.credit_limit,
-          used: fromUnits(p.type, usedUnits),
-          periodic_reset: p.periodic_reset,
-          resets_at: resetsAt,
-        },
+  const message = reached
+    ? `${head} is reached: used ${used} of ${p.credit_limit} ${unit} ${per}${resetsAt ? `, refused until ${resetsAt}` : ''} (in-flight reservations ${reserved}).`
+    : `${head} has no room left: in-flight reservations fill the rest (used ${used} + reserved ${reserved} of ${p.credit_limit} ${unit} ${per}); requests are admitted again as those in flight end.`;
+  return new GatewayError('usage_limit_exceeded', message, {
+    // A group whose room is held by requests in flight gets it back as they end: worth a client's retry.
+    ...(reached ? {} : { headers: { 'x-should-retry': 'true' } }),
+    extra: {
+      usage_limit: {
+        policy_id: p.id,
+        policy_name: p.name,
+        type: p.type,
+        group,
+        credit_limit: p.credit_limit,
+        used,
+        reserved,
+        reason: reached ? 'reached' : 'in_flight',
+        periodic_reset: p.periodic_reset,
+        resets_at: resetsAt,
       },
     },
-  );
+  });
 }
 
 function priceUnknown(p: UsageLimitPolicy, provider: string, model: string | undefined): GatewayError {

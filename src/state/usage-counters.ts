@@ -4,8 +4,14 @@
  * group value, and holds what was used and what is reserved by requests in flight:
  *
  * - `reserve` admits a request on every policy it matches at once, all or nothing: only while, for
- *   each, used + reserved + estimate ≤ limit. Else nothing is reserved and the first refusing item
- *   is named.
+ *   each, used + reserved < limit (some of the limit is left), and then holds its estimate on each,
+ *   whether or not the estimate fits in what is left. Else nothing is reserved and the first refusing
+ *   item is named with its used and reserved units (used ≥ limit: the limit is reached; else requests
+ *   in flight hold the rest). Checking the estimate against the rest instead would refuse a request
+ *   whose estimate (1,024 output tokens by default) is larger than a small limit while nothing is
+ *   used; this way sequential requests stop once usage reaches the limit, and requests in flight
+ *   together can pass it by no more than what the last one admitted used beyond the room it found
+ *   (plus what those in flight with it used beyond their estimates).
  * - `settle` replaces a reservation's estimates with the real usage (each item may be counted under
  *   another group than it reserved in: the target that answered decides `provider` and `model`),
  *   and reports the groups whose usage reached their alert threshold for the first time in the
@@ -100,7 +106,7 @@ export interface CounterScope {
 export interface ReserveItem extends CounterScope {
   /** The group value (`""` without group_by). */
   group: string;
-  /** Units to hold while the request runs (≥ 0). */
+  /** Units to hold while the request runs (≥ 0); need not fit in what is left of the limit. */
   estimate: number;
   /** The policy's credit_limit in units. */
   limit: number;
@@ -120,7 +126,10 @@ export interface ReservedItem extends ReserveItem {
 
 export type ReserveOutcome =
   | { ok: true; reservation: Reservation }
-  /** `refused`: index of the first item that does not fit; its group's used and reserved units; its period's end. */
+  /**
+   * `refused`: index of the first item with nothing left (used + reserved ≥ limit); its group's used
+   * and reserved units (used ≥ limit: reached; else in-flight reservations fill the rest); its period's end.
+   */
   | { ok: false; refused: number; used: number; reserved: number; periodEnd: number };
 
 export interface SettleItem {

@@ -1,6 +1,7 @@
 /**
  * Usage limits with Redis, seen from the outside: exact admission across two gateway processes
- * sharing one Redis (50 parallel requests against room for 10), fail open or closed when Redis is
+ * sharing one Redis (50 parallel requests against room for 10), admission at the edge of a limit
+ * smaller than one estimate (one at a time, and in parallel: within the documented bound), fail open or closed when Redis is
  * unreachable (its port closed), and a settle that could not reach Redis counted once when it is back.
  * Every Redis here is a throw-away redis-server on a spare port.
  */
@@ -20,6 +21,11 @@ import { declaredId } from '../../src/config/usage-limits.js';
 
 const KEY_A = 'sk-test-limits-redis-a-0123456789';
 const KEY_B = 'sk-test-limits-redis-b-0123456789';
+const KEY_EDGE = 'sk-test-limits-redis-edge-0123456789';
+const EDGE_ID = declaredId({ name: 'Edge tokens', workspace_id: 'ws-edge' });
+/** The edge policy's limit, and what each of its answers uses (no max_tokens: each estimate is over 1,024). */
+const EDGE_LIMIT = 42;
+const EDGE_USAGE = { prompt_tokens: 5, completion_tokens: 15 };
 const POLICY = { name: 'Team A tokens', workspace_id: 'ws-a' };
 const POLICY_ID = declaredId(POLICY);
 /**
@@ -31,7 +37,13 @@ const bootstrap = (limit: number): string => `
 api_keys:
   - { key: ${KEY_A}, name: team-a, workspace_id: ws-a }
   - { key: ${KEY_B}, name: team-b, workspace_id: ws-b }
+  - { key: ${KEY_EDGE}, name: edge, workspace_id: ws-edge }
 usage_limits:
+  - name: Edge tokens
+    type: tokens
+    workspace_id: ws-edge
+    credit_limit: ${EDGE_LIMIT}
+    group_by: [{ key: metadata._user }]
   - name: ${POLICY.name}
     type: tokens
     workspace_id: ws-a
@@ -47,8 +59,24 @@ function send(base: string, upstream: string, key = KEY_A): Promise<Answer> {
   );
 }
 
-async function usageMap(base: string, key = KEY_A): Promise<Record<string, number>> {
-  const res = await request(`${base}/v1/policies/usage-limits/${POLICY_ID}`, {
+/** A request under the edge policy, for one user (each test its own group), without max_tokens. */
+function sendEdge(base: string, upstream: string, user: string, stream = false): Promise<Answer> {
+  return post(
+    `${base}/v1/chat/completions`,
+    {
+      'x-gateway-api-key': KEY_EDGE,
+      'content-type': 'application/json',
+      'x-gateway-provider': 'openai',
+      'x-gateway-custom-host': upstream,
+      authorization: 'Bearer k',
+      'x-gateway-metadata': JSON.stringify({ _user: user }),
+    },
+    { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], ...(stream ? { stream } : {}) },
+  );
+}
+
+async function usageMap(base: string, key = KEY_A, id = POLICY_ID): Promise<Record<string, number>> {
+  const res = await request(`${base}/v1/policies/usage-limits/${id}`, {
     headers: { 'x-gateway-api-key': key },
     headersTimeout: EXCHANGE_TIMEOUT_MS,
     bodyTimeout: EXCHANGE_TIMEOUT_MS,
@@ -61,6 +89,7 @@ async function usageMap(base: string, key = KEY_A): Promise<Record<string, numbe
 describe('two gateway processes sharing one Redis: admission is exact', () => {
   let redis: RedisServer;
   let fake: FakeOpenAI;
+  let edge: FakeOpenAI;
   let dir: string;
   let a: GatewayProcess;
   let b: GatewayProcess;
@@ -68,8 +97,9 @@ describe('two gateway processes sharing one Redis: admission is exact', () => {
   let urlB: string;
 
   beforeAll(async () => {
-    [redis, fake] = await Promise.all([startRedisServer(), FakeOpenAI.start()]);
+    [redis, fake, edge] = await Promise.all([startRedisServer(), FakeOpenAI.start(), FakeOpenAI.start()]);
     fake.setDefault('/v1/chat/completions', chatWithUsage(USAGE));
+    edge.setDefault('/v1/chat/completions', chatWithUsage(EDGE_USAGE));
     dir = mkdtempSync(join(tmpdir(), 'sluice-limits-'));
     const file = join(dir, 'bootstrap.yaml');
     writeFileSync(file, bootstrap(150));
@@ -82,7 +112,7 @@ describe('two gateway processes sharing one Redis: admission is exact', () => {
 
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
-    await Promise.all([fake?.close(), redis?.close()]);
+    await Promise.all([fake?.close(), edge?.close(), redis?.close()]);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -100,6 +130,65 @@ describe('two gateway processes sharing one Redis: admission is exact', () => {
     await until('the settles', async () => (await usageMap(urlA))[''] === 150);
     expect(await usageMap(urlB)).toEqual({ '': 150 });
     expect((await send(urlA, fake.baseUrl)).status).toBe(412);
+  });
+
+  it('at the edge, one at a time through either process: a credit_limit of 42 and 20-token answers give three 200s, then 412 "reached"', async () => {
+    // each answer (a stream's [DONE] too) is written once its usage is counted, so the next request,
+    // sent at once through the other process, is admitted against that usage, not its reservation
+    const answers: Answer[] = [];
+    for (let i = 0; i < 4; i++) answers.push(await sendEdge(i % 2 ? urlA : urlB, edge.baseUrl, 'one-at-a-time', i === 1));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 412]);
+    const refused = answers[3]!.json;
+    expect(refused.error.message).toContain(`is reached: used 60 of ${EDGE_LIMIT} tokens in all`);
+    expect(refused.usage_limit).toMatchObject({ policy_id: EDGE_ID, group: 'one-at-a-time', credit_limit: EDGE_LIMIT, used: 60, reserved: 0, reason: 'reached' });
+    expect((await usageMap(urlA, KEY_EDGE, EDGE_ID))['one-at-a-time']).toBe(60);
+  });
+
+  it('at the edge, while one request is in flight: requests through both processes are refused naming the in-flight reservations', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    edge.enqueue('/v1/chat/completions', () => held.then(() => ({ json: chatCompletion('ok', { usage: EDGE_USAGE }) })));
+    const calls = edge.requests.length;
+    const pending = sendEdge(urlA, edge.baseUrl, 'in-flight');
+    await edge.waitForRequests(calls + 1);
+    const refused = await Promise.all(Array.from({ length: 10 }, (_, i) => sendEdge(i % 2 ? urlA : urlB, edge.baseUrl, 'in-flight')));
+    expect(refused.map((r) => r.status)).toEqual(Array(10).fill(412));
+    expect(edge.requests.length).toBe(calls + 1);
+    for (const r of refused) {
+      expect(r.json.usage_limit).toMatchObject({ used: 0, reason: 'in_flight' });
+      expect(r.json.usage_limit.reserved).toBeGreaterThan(1024); // the held request's estimate
+      expect(r.json.error.message).toContain(`in-flight reservations fill the rest (used 0 + reserved ${r.json.usage_limit.reserved} of ${EDGE_LIMIT} tokens in all)`);
+    }
+    release();
+    expect((await pending).status).toBe(200);
+    // settled: 20 used, nothing reserved, so the next one is admitted
+    await until('the settle', async () => (await usageMap(urlB, KEY_EDGE, EDGE_ID))['in-flight'] === 20);
+    expect((await sendEdge(urlB, edge.baseUrl, 'in-flight')).status).toBe(200);
+  });
+
+  it('at the edge, 40 parallel requests through both processes: usage stays under credit_limit + one answer, every refusal says which rule', async () => {
+    const calls = edge.requests.length;
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => sendEdge(i % 2 ? urlA : urlB, edge.baseUrl, 'parallel')));
+    const ok = answers.filter((r) => r.status === 200).length;
+    expect(ok).toBeGreaterThanOrEqual(1);
+    expect(answers.filter((r) => r.status === 412)).toHaveLength(40 - ok);
+    expect(edge.requests.length - calls).toBe(ok);
+    for (const r of answers) {
+      if (r.status !== 412) continue;
+      const u = r.json.usage_limit;
+      // reached: usage is at the limit; in flight: below it, and the reservations fill the rest
+      if (u.reason === 'reached') expect(u.used).toBeGreaterThanOrEqual(EDGE_LIMIT);
+      else {
+        expect(u.reason).toBe('in_flight');
+        expect(u.used).toBeLessThan(EDGE_LIMIT);
+        expect(u.used + u.reserved).toBeGreaterThanOrEqual(EDGE_LIMIT);
+        expect(r.json.error.message).toContain('in-flight reservations');
+      }
+    }
+    // the bound: estimates above the usage, so usage passes the limit by less than the last admitted answer
+    const used = 20 * ok;
+    await until('the settles', async () => (await usageMap(urlA, KEY_EDGE, EDGE_ID))['parallel'] === used);
+    expect(used).toBeLessThan(EDGE_LIMIT + 20);
   });
 });
 

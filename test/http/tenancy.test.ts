@@ -276,9 +276,12 @@ for (const backend of ['memory', 'redis'] as const) {
         const list = (await api(minted, 'GET', k.path)).json.data as { organisation_id: string | null }[];
         expect(list.every((x) => x.organisation_id === 'org-2'), k.name).toBe(true);
       }
-      // and its requests are governed by its own tenant's policy (org-2/ws-1's), not org-1's
+      // and its requests are governed by its own tenant's policy (org-2/ws-1's), not org-1's: its
+      // 1-token limit admits at most one request (while nothing is used), then refuses
       const policies = KINDS.find((k) => k.name === 'policies')!;
-      const limited = await post(`${gw.url}/v1/chat/completions`, { 'x-gateway-api-key': minted.key, 'content-type': 'application/json', 'x-gateway-virtual-key': 'vk-same' }, CHAT);
+      const send = () => post(`${gw.url}/v1/chat/completions`, { 'x-gateway-api-key': minted.key, 'content-type': 'application/json', 'x-gateway-virtual-key': 'vk-same' }, CHAT);
+      expect([200, 412]).toContain((await send()).status);
+      const limited = await send();
       expect(limited.status).toBe(412);
       expect(limited.json.error.message).toContain(idOf(policies, { org: 'org-2', ws: 'ws-1' }));
       expect(limited.json.error.message).not.toContain(idOf(policies, { org: 'org-1', ws: 'ws-1' }));
@@ -289,7 +292,7 @@ for (const backend of ['memory', 'redis'] as const) {
       it('a virtual key id resolves in the caller\'s own tenant: each gets its own secret; an id only another tenant has is a 404', async () => {
         for (const c of WS_KEYS) {
           const r = await chat(c, { 'x-gateway-virtual-key': 'vk-same' });
-          // the tenant's tiny policy refuses before the provider; the secret is checked with the policy archived below
+          // the tenant's tiny policy admits one request, then refuses before the provider; the secret is checked with the policy archived below
           expect([200, 412], c.name).toContain(r.status);
         }
         await api(ADMIN, 'POST', '/v1/virtual-keys', { id: 'vk-o1w1-only', provider: 'openai', custom_host: fake.baseUrl, api_key: 'sk-o1w1-only', workspace_id: 'ws-1', organisation_id: 'org-1' });
@@ -305,8 +308,10 @@ for (const backend of ['memory', 'redis'] as const) {
       });
 
       it('a policy applies to its own tenant only: org-1/ws-1\'s 1-token policy refuses org-1/ws-1, not org-2/ws-1; archived, each key reaches the provider with its own secret', async () => {
+        // every tenant has a 1-token policy: it admits at most one request (while nothing is used)
+        for (const c of WS_KEYS) expect([200, 412], c.name).toContain((await chat(c, { 'x-gateway-virtual-key': 'vk-same' })).status);
         for (const c of WS_KEYS) {
-          // every tenant has a 1-token policy: each is refused by its own
+          // then each is refused by its own
           const r = await chat(c, { 'x-gateway-virtual-key': 'vk-same' });
           expect(r.status, c.name).toBe(412);
         }

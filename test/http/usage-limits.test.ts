@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { chatWithUsage, FakeOpenAI, openAIError } from '../fakes/openai-server.js';
+import { chatCompletion, chatWithUsage, FakeOpenAI, openAIError } from '../fakes/openai-server.js';
 import { startGateway, TEST_KEY, type TestGateway } from '../helpers/gateway.js';
 import { FakeClock } from '../helpers/clock.js';
 import { EXCHANGE_TIMEOUT_MS, post, type Answer } from '../helpers/http.js';
@@ -110,9 +110,9 @@ describe('usage limits over HTTP (memory store)', () => {
   };
   const usageMap = async (id: string): Promise<Record<string, number>> => (await api(gw.url, 'GET', `${PATH}/${id}`)).json.value_key_usage_map;
 
-  it('tokens: admits while the reported usage fits, then 412 with the envelope naming the policy and group; per group', async () => {
-    const { id, caseId } = await policy({ name: 'Per-user tokens', type: 'tokens', credit_limit: 100, group_by: [{ key: 'metadata._user' }], periodic_reset: 'daily' });
-    // each request reserves 15 (5 prompt + 10 max_tokens) and uses 30: 0, 30, 60 fit; 90 + 15 does not
+  it('tokens: admits until the reported usage reaches the limit, then 412 with the envelope naming the policy and group; per group', async () => {
+    const { id, caseId } = await policy({ name: 'Per-user tokens', type: 'tokens', credit_limit: 90, group_by: [{ key: 'metadata._user' }], periodic_reset: 'daily' });
+    // each request uses 30: admitted at 0, 30 and 60 used (below 90); at 90 the limit is reached
     expect(await statuses(4, () => chat(caseId, { user: 'alice' }))).toEqual([200, 200, 200, 412]);
     const calls = fake.requests.length;
     const refused = await chat(caseId, { user: 'alice' });
@@ -131,13 +131,17 @@ describe('usage limits over HTTP (memory store)', () => {
         policy_name: 'Per-user tokens',
         type: 'tokens',
         group: 'alice',
-        credit_limit: 100,
+        credit_limit: 90,
         used: 90,
+        reserved: 0,
+        reason: 'reached',
         periodic_reset: 'daily',
         resets_at: '2031-05-15T00:00:00.000Z',
       },
     });
-    expect(refused.json.error.message).toContain('"alice"');
+    expect(refused.json.error.message).toBe(
+      `Usage limit "Per-user tokens" (policy ${id}) for "alice" is reached: used 90 of 90 tokens a day, refused until 2031-05-15T00:00:00.000Z (in-flight reservations 0).`,
+    );
     // another user has a counter of their own
     expect((await chat(caseId, { user: 'bob' })).status).toBe(200);
     expect(await usageMap(id)).toEqual({ alice: 90, bob: 30 });
@@ -147,28 +151,69 @@ describe('usage limits over HTTP (memory store)', () => {
     expect(metricSum(await scrape(gw.url), 'sluice_usage_limit_rejections_total', { policy: id })).toBe(2);
   });
 
-  it('the estimate counts every billable field: ten 200 KB response_format requests (and each other field) are refused before the provider', async () => {
+  it('at the edge: a fresh credit_limit of 42, 20-token answers, no max_tokens (an estimate over 1,024): three 200s, then 412 "reached"', async () => {
+    const { id, caseId } = await policy({ name: 'Edge tokens', type: 'tokens', credit_limit: 42 });
+    const twenty = chatWithUsage({ prompt_tokens: 5, completion_tokens: 15 });
+    fake.enqueue('/v1/chat/completions', twenty, twenty, twenty);
+    const calls = fake.requests.length;
+    const body = { max_tokens: undefined };
+    // admitted at 0, 20 and 40 used: below 42, though each reserves far more than what is left
+    expect(await statuses(3, () => chat(caseId, { body }))).toEqual([200, 200, 200]);
+    expect(await usageMap(id)).toEqual({ '': 60 });
+    const refused = await chat(caseId, { body });
+    expect(refused.status).toBe(412);
+    expect(fake.requests.length).toBe(calls + 3);
+    expect(refused.json.error.message).toContain('is reached: used 60 of 42 tokens in all');
+    expect(refused.json.usage_limit).toMatchObject({ policy_id: id, credit_limit: 42, used: 60, reserved: 0, reason: 'reached', resets_at: null });
+  });
+
+  it('at the edge, cost: a limit in USD smaller than one estimate admits until usage reaches it', async () => {
+    // no max_tokens: the estimate is 5 × 0.15 + 1,024 × 0.60 = 615 µ$; each answer costs 9 µ$
+    const { id, caseId } = await policy({ name: 'Edge spend', type: 'cost', credit_limit: 0.00002 });
+    const body = { max_tokens: undefined };
+    expect(await statuses(4, () => chat(caseId, { body }))).toEqual([200, 200, 200, 412]);
+    expect(await usageMap(id)).toEqual({ '': 0.000027 });
+    const refused = await chat(caseId, { body });
+    expect(refused.json.error.message).toContain('is reached: used 0.000027 of 0.00002 USD in all');
+    expect(refused.json.usage_limit).toMatchObject({ used: 0.000027, reserved: 0, reason: 'reached' });
+  });
+
+  it('the estimate counts every billable field: a 200 KB field of a request in flight holds over 50,000 tokens, so others are refused meanwhile', async () => {
     const { id, caseId } = await policy({ name: 'Small tokens', type: 'tokens', credit_limit: 2000 });
     const big = 'x'.repeat(200_000);
     const schema = { type: 'object', properties: { a: { type: 'string', description: big } } };
-    const calls = fake.requests.length;
-    const format = { response_format: { type: 'json_schema', json_schema: { name: 's', schema } } };
-    expect(await statuses(10, () => chat(caseId, { body: format }))).toEqual(Array(10).fill(412));
     const dodges: Record<string, unknown>[] = [
+      { response_format: { type: 'json_schema', json_schema: { name: 's', schema } } },
       { prediction: { type: 'content', content: big } },
       { functions: [{ name: 'f', parameters: schema }] },
       { tools: [{ type: 'function', function: { name: 'f', parameters: schema } }] },
       { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: null, refusal: big }] },
     ];
-    for (const body of dodges) expect((await chat(caseId, { body })).status).toBe(412);
-    expect(fake.requests.length).toBe(calls);
-    expect(await usageMap(id)).toEqual({});
-    // a small request still fits
-    expect((await chat(caseId)).status).toBe(200);
+    let used = 0;
+    for (const body of dodges) {
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      fake.enqueue('/v1/chat/completions', () => held.then(() => ({ json: chatCompletion('ok', { usage: USAGE }) })));
+      const calls = fake.requests.length;
+      const pending = chat(caseId, { body });
+      await fake.waitForRequests(calls + 1);
+      const refused = await chat(caseId);
+      expect(refused.status, Object.keys(body)[0]).toBe(412);
+      expect(fake.requests.length).toBe(calls + 1); // refused before the provider
+      expect(refused.json.usage_limit).toMatchObject({ used, reason: 'in_flight' });
+      expect(refused.json.usage_limit.reserved, Object.keys(body)[0]).toBeGreaterThan(50_000);
+      expect(refused.json.error.message).toContain('in-flight reservations fill the rest');
+      // Room held by requests in flight comes back: this refusal, unlike "reached", is worth a retry.
+      expect(refused.headers['x-should-retry']).toBe('true');
+      release();
+      expect((await pending).status).toBe(200);
+      used += 30;
+    }
+    expect(await usageMap(id)).toEqual({ '': used });
   });
 
   it('a model condition matches the normalised id the price table uses: case and snapshot dates count under it, in one group', async () => {
-    const { id, caseId } = await policy({ name: 'Mini tokens', type: 'tokens', credit_limit: 100, conditions: [{ key: 'model', value: 'gpt-4o-mini' }], group_by: [{ key: 'model' }] });
+    const { id, caseId } = await policy({ name: 'Mini tokens', type: 'tokens', credit_limit: 90, conditions: [{ key: 'model', value: 'gpt-4o-mini' }], group_by: [{ key: 'model' }] });
     const models = ['GPT-4o-mini', 'gpt-4o-mini-2024-07-18', 'Gpt-4o-Mini-2024-07-18'];
     for (const model of models) expect((await chat(caseId, { body: { model } })).status).toBe(200);
     expect(await usageMap(id)).toEqual({ 'gpt-4o-mini': 90 });
@@ -196,7 +241,7 @@ describe('usage limits over HTTP (memory store)', () => {
   });
 
   it('cost: the price table prices each answer; x-gateway-cost, the log line and the record carry it; limits in USD', async () => {
-    const { id, caseId } = await policy({ name: 'Spend', type: 'cost', credit_limit: 0.00005 });
+    const { id, caseId } = await policy({ name: 'Spend', type: 'cost', credit_limit: 0.000045 });
     const trace = `cost-${randomUUID()}`;
     const first = await chat(caseId, { headers: { 'x-gateway-trace-id': trace } });
     expect(first.status).toBe(200);
@@ -206,7 +251,7 @@ describe('usage limits over HTTP (memory store)', () => {
     expect(line.cost).toBeCloseTo(COST, 12);
     const records = await api(gw.url, 'GET', `/v1/logs?trace_id=${trace}`);
     expect(records.json.data[0].cost).toBeCloseTo(COST, 12);
-    // estimate 5 × 0.15 + 10 × 0.60 = 6.75 µ$; used 9 µ$ each: the 6th does not fit under 50 µ$
+    // used 9 µ$ each: admitted at 0, 9, 18, 27 and 36 µ$; at 45 µ$ the limit is reached
     expect(await statuses(5, () => chat(caseId))).toEqual([200, 200, 200, 200, 412]);
     expect(await usageMap(id)).toEqual({ '': 0.000045 });
     // a model the price table does not know: a cost policy refuses it (412 price_unknown), never counts it as free

@@ -41,7 +41,7 @@ describe('accounting', () => {
 
   it('with a ledger: prices a JSON answer before passing it on, and ends once however the answer ends (complete, error, unsubscribe)', () => {
     const ends: string[] = [];
-    const ledger: Ledger<UsageAccount & { id: string }> = { cost: (a) => (a.usage ? 0.5 : undefined), end: (a) => ends.push(a.id) };
+    const ledger: Ledger<UsageAccount & { id: string }> = { cost: (a) => (a.usage ? 0.5 : undefined), end: (a) => void ends.push(a.id) };
     const a = { id: 'json' } as UsageAccount & { id: string };
     newScheduler().run(({ cold, expectObservable }) => {
       const json: GatewayEvent = { type: 'json', status: 200, body: {}, meta, usage };
@@ -55,5 +55,34 @@ describe('accounting', () => {
     upstream.next({ type: 'stream-start', meta });
     sub.unsubscribe();
     expect(ends.sort()).toEqual(['cancelled', 'error', 'json']);
+  });
+
+  it('with a ledger that counts asynchronously: a JSON answer, a stream\'s end and an error pass on only once the count landed', async () => {
+    const landed: (() => void)[] = [];
+    const ledger: Ledger<UsageAccount> = { cost: () => 0.5, end: () => new Promise<void>((r) => landed.push(r)) };
+    const flush = () => new Promise((r) => setImmediate(r));
+    const json: GatewayEvent = { type: 'json', status: 200, body: {}, meta, usage };
+    const cases: [string, (s: Subject<GatewayEvent>) => void][] = [
+      ['json', (s) => (s.next(json), s.complete())],
+      ['stream', (s) => (s.next({ type: 'stream-start', meta }), s.next({ type: 'chunk', data: 'x' }), s.complete())],
+      ['error', (s) => s.error(new Error('upstream'))],
+    ];
+    for (const [name, drive] of cases) {
+      const seen: string[] = [];
+      const upstream = new Subject<GatewayEvent>();
+      upstream.pipe(accounting({}, ledger)).subscribe({ next: (e) => seen.push(e.type), error: () => seen.push('error'), complete: () => seen.push('complete') });
+      drive(upstream);
+      await flush();
+      const before = [...seen];
+      landed.shift()!();
+      await flush();
+      if (name === 'json') expect([before, seen]).toEqual([[], ['json', 'complete']]);
+      if (name === 'stream') expect([before, seen]).toEqual([['stream-start', 'chunk'], ['stream-start', 'chunk', 'complete']]);
+      if (name === 'error') expect([before, seen]).toEqual([[], ['error']]);
+    }
+    // a client that left: counted, nothing waits
+    const upstream = new Subject<GatewayEvent>();
+    upstream.pipe(accounting({}, ledger)).subscribe().unsubscribe();
+    expect(landed).toHaveLength(1);
   });
 });

@@ -39,18 +39,48 @@ describe('usage-limit stage', () => {
     expect(other.limits).toBeUndefined();
   });
 
-  it('reserves the estimate (15 = 5 + max_tokens 10); the ledger releases it when the answer ends without any attempt', async () => {
+  it('reserves the estimate (15 = 5 + max_tokens 10) while some of the limit is left; the ledger releases it when the answer ends without any attempt', async () => {
     const { policies, limits, counters } = await setup();
     const p = await policies.create(draft);
     const r = req();
     await lastValueFrom(limits.stage(of(r)));
     expect(r.limits?.held.map((h) => h.estimate)).toEqual([15]);
-    // 15 reserved of 20: a second one does not fit
+    // 15 reserved of 20: 5 are left, so a second is admitted (its 15 need not fit); then none are left
+    const r2 = req();
+    await lastValueFrom(limits.stage(of(r2)));
     await expect(lastValueFrom(limits.stage(of(req())))).rejects.toMatchObject({ code: 'usage_limit_exceeded', status: 412 });
     limits.end(r);
+    limits.end(r2);
     await new Promise((resolve) => setImmediate(resolve));
     expect(await counters.usage({ policyId: p.id, type: 'tokens', reset: null }, Date.UTC(2031, 0, 1))).toEqual({});
     expect(await lastValueFrom(limits.stage(of(req())))).toBeDefined();
+  });
+
+  it('the 412 says which refused: in-flight reservations fill the rest, or usage reached the limit, with the numbers and no request text', async () => {
+    const { policies, limits } = await setup();
+    const p = await policies.create({ ...draft, name: 'Edge', credit_limit: 42 });
+    const secret = 'the prompt text 7f3a';
+    const ask = () => req({ request: { endpoint: 'chat', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: secret }] } } });
+    const refusal = async () => (await lastValueFrom(limits.stage(of(ask()))).then(() => undefined, (e: unknown) => e)) as GatewayError;
+    // no max_tokens: 1,024 output tokens are estimated, more than the whole limit, and still admitted at 0 used
+    const first = ask();
+    await lastValueFrom(limits.stage(of(first)));
+    const estimate = first.limits!.held[0]!.estimate;
+    expect(estimate).toBeGreaterThan(1024);
+    const busy = await refusal();
+    expect(busy).toMatchObject({ status: 412, code: 'usage_limit_exceeded' });
+    expect(busy.message).toBe(
+      `Usage limit "Edge" (policy ${p.id}) has no room left: in-flight reservations fill the rest (used 0 + reserved ${estimate} of 42 tokens in all); requests are admitted again as those in flight end.`,
+    );
+    expect(busy.extra?.usage_limit).toMatchObject({ used: 0, reserved: estimate, credit_limit: 42, reason: 'in_flight' });
+    // settled with 50 used: the limit is reached
+    first.spent = [{ meta: { provider: 'openai', target: 'config', retries: 0 }, usage: { prompt_tokens: 10, completion_tokens: 40, total_tokens: 50 } }];
+    limits.end(first);
+    await new Promise((resolve) => setImmediate(resolve));
+    const reached = await refusal();
+    expect(reached.message).toBe(`Usage limit "Edge" (policy ${p.id}) is reached: used 50 of 42 tokens in all (in-flight reservations 0).`);
+    expect(reached.extra?.usage_limit).toMatchObject({ used: 50, reserved: 0, credit_limit: 42, reason: 'reached', resets_at: null });
+    for (const e of [busy, reached]) expect(JSON.stringify({ m: e.message, x: e.extra })).not.toContain(secret);
   });
 
   it('a client that leaves while the reservation is made: the reservation is given back', async () => {

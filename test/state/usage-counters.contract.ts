@@ -41,42 +41,59 @@ export function usageCountersContract(name: string, make: (ttlMs: number) => Pro
     });
     const used = (over: Partial<ReserveItem> = {}, now = T0) => c.usage({ policyId: item(over).policyId, type: item(over).type, reset: item(over).reset }, now);
 
-    it('admits while used + reserved + estimate ≤ limit, then refuses naming the item, used and reserved', async () => {
-      const a = await c.reserve([item({ estimate: 60 })], T0);
-      expect(a.ok).toBe(true);
-      expect((await c.reserve([item({ estimate: 40 })], T0)).ok).toBe(true); // exactly the limit
-      const refused = await c.reserve([item({ estimate: 1 })], T0);
-      expect(refused).toEqual({ ok: false, refused: 0, used: 0, reserved: 100, periodEnd: Date.UTC(2031, 4, 15) });
-      // another group has its own counter
-      expect((await c.reserve([item({ group: 'bob', estimate: 100 })], T0)).ok).toBe(true);
-      // an estimate larger than the whole limit never fits
-      expect((await c.reserve([item({ group: 'carol', estimate: 101 })], T0)).ok).toBe(false);
+    it('admits while used + reserved < limit, whatever the estimate, then refuses naming the item, used and reserved', async () => {
+      expect((await c.reserve([item({ estimate: 60 })], T0)).ok).toBe(true);
+      expect((await c.reserve([item({ estimate: 39 })], T0)).ok).toBe(true); // 99 held: 1 left
+      // an estimate larger than what is left is admitted while something is left: it holds all of it
+      expect((await c.reserve([item({ estimate: 500 })], T0)).ok).toBe(true);
+      const refused = await c.reserve([item({ estimate: 0 })], T0);
+      expect(refused).toEqual({ ok: false, refused: 0, used: 0, reserved: 599, periodEnd: Date.UTC(2031, 4, 15) });
+      // another group has its own counter; an estimate larger than the whole limit is admitted on a fresh one
+      expect((await c.reserve([item({ group: 'bob', estimate: 101 })], T0)).ok).toBe(true);
+      expect((await c.reserve([item({ group: 'bob', estimate: 1 })], T0)).ok).toBe(false);
+    });
+
+    it('one request at a time: admitted until usage reaches the limit (limit 42, estimates of 1,029, 20 used each)', async () => {
+      const edge = (estimate: number) => item({ limit: 42, estimate });
+      for (const before of [0, 20, 40]) {
+        const r = await c.reserve([edge(1029)], T0);
+        if (!r.ok) throw new Error(`not admitted at ${before} used`);
+        await c.settle(r.reservation, [{ actual: 20 }], T0);
+      }
+      expect(await used()).toEqual({ alice: 60 });
+      expect(await c.reserve([edge(1029)], T0)).toEqual({ ok: false, refused: 0, used: 60, reserved: 0, periodEnd: Date.UTC(2031, 4, 15) });
     });
 
     it('settle replaces the estimate with the real usage; release frees it; both are idempotent', async () => {
       const a = await c.reserve([item({ estimate: 50 })], T0);
       const b = await c.reserve([item({ estimate: 50 })], T0);
       if (!a.ok || !b.ok) throw new Error('not admitted');
-      expect((await c.reserve([item({ estimate: 1 })], T0)).ok).toBe(false);
+      expect(await c.reserve([item({ estimate: 1 })], T0)).toMatchObject({ ok: false, used: 0, reserved: 100 });
       await c.settle(a.reservation, [{ actual: 30 }], T0);
       await c.settle(a.reservation, [{ actual: 30 }], T0); // again: nothing more
       await c.release(a.reservation, T0);
       expect(await used()).toEqual({ alice: 30 });
-      // 30 used + 50 reserved: 20 fit, 21 do not
-      expect((await c.reserve([item({ estimate: 21 })], T0)).ok).toBe(false);
+      // 30 used + 50 reserved: the estimate of a is given back, so 20 are left
+      const d = await c.reserve([item({ estimate: 21 })], T0);
+      if (!d.ok) throw new Error('not admitted');
+      expect(await c.reserve([item({ estimate: 1 })], T0)).toMatchObject({ ok: false, used: 30, reserved: 71 });
+      await c.release(d.reservation, T0);
       await c.release(b.reservation, T0);
       await c.settle(b.reservation, [{ actual: 99 }], T0); // released before: counts nothing
       expect(await used()).toEqual({ alice: 30 });
-      expect((await c.reserve([item({ estimate: 70 })], T0)).ok).toBe(true);
+      expect(await c.reserve([item({ estimate: 70 })], T0)).toMatchObject({ ok: true });
+      expect(await c.reserve([item({ estimate: 1 })], T0)).toMatchObject({ ok: false, used: 30, reserved: 70 });
     });
 
     it('reserves on several policies all or nothing', async () => {
-      const tight = item({ policyId: `tight-${n}`, estimate: 10, limit: 5 });
+      const tight = item({ policyId: `tight-${n}`, estimate: 5, limit: 5 });
       const roomy = item({ policyId: `roomy-${n}`, estimate: 10, limit: 10 });
+      expect((await c.reserve([tight], T0)).ok).toBe(true); // tight is now full
       const r = await c.reserve([roomy, tight], T0);
-      expect(r).toMatchObject({ ok: false, refused: 1, used: 0, reserved: 0 });
-      // nothing was held on the roomy policy: its whole limit is still there
+      expect(r).toMatchObject({ ok: false, refused: 1, used: 0, reserved: 5 });
+      // nothing was held on the roomy policy: one reservation holds 10 there, not 20
       expect((await c.reserve([roomy], T0)).ok).toBe(true);
+      expect(await c.reserve([roomy], T0)).toMatchObject({ ok: false, refused: 0, used: 0, reserved: 10 });
     });
 
     it('a settle may count under another group (the target that answered), freeing the reserved one', async () => {
@@ -143,6 +160,13 @@ export function usageCountersContract(name: string, make: (ttlMs: number) => Pro
       expect(await used({}, T0 + TTL)).toEqual({ alice: 40 });
       // 40 used + 60 reserved
       expect((await c.reserve([item({ estimate: 1 })], T0 + TTL + 4)).ok).toBe(false);
+    });
+
+    it('50 concurrent reservations of 30 against a limit of 100: exactly 4 are admitted (0, 30, 60, 90 held before each)', async () => {
+      const others = h.other ? [c, h.other] : [c];
+      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => others[i % others.length]!.reserve([item({ estimate: 30 })], T0)));
+      expect(results.filter((r) => r.ok)).toHaveLength(4);
+      for (const r of results) if (!r.ok) expect(r).toMatchObject({ used: 0, reserved: 120 });
     });
 
     it('50 concurrent reservations against room for 10: exactly 10 are admitted', async () => {

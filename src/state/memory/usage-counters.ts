@@ -56,7 +56,7 @@ export class MemoryUsageCounters implements UsageCounters {
       const c = counters[k]!;
       const used = c.used.get(i.group) ?? 0;
       const held = c.reserved.get(i.group) ?? 0;
-      if (used + held + i.estimate > i.limit) return { ok: false, refused: k, used, reserved: held, periodEnd: i.period.end };
+      if (used + held >= i.limit) return { ok: false, refused: k, used, reserved: held, periodEnd: i.period.end };
     }
     const id = reservationId();
     for (let k = 0; k < reserved.length; k++) {

@@ -39,8 +39,9 @@ export const OP_SETTLE = 'S';
  *
  * - `R`, id, now, expires, n, then per item: group, estimate, limit, keep (epoch ms the keys expire
  *   at; 0: never). First moves the items' expired reservations out of their reserved totals; then
- *   reserves on all items when each fits (used + reserved + estimate ≤ limit), else on none.
- *   Answers 0, or 1, the index of the first item that does not fit, its used, its reserved.
+ *   reserves each item's estimate on all items when each has room left (used + reserved < limit;
+ *   the estimate need not fit in it), else on none. Answers 0, or 1, the index of the first item
+ *   without room, its used, its reserved.
  * - `S`, n, then per item: member, reserved group, estimate, actual, counted group, alert threshold
  *   (-1: none). A reservation still live gives back its estimate; a live or expired one (not settled
  *   before) then counts its actual usage; one settled before counts nothing. Answers the count c of
@@ -76,7 +77,7 @@ while a <= #ARGV do
       local g = ARGV[a0 + 4 * i]
       local f = redis.call('HMGET', KEYS[k0 + 3 * i + 1], 'u:' .. g, 'r:' .. g)
       local used, held = tonumber(f[1]) or 0, tonumber(f[2]) or 0
-      if used + held + tonumber(ARGV[a0 + 4 * i + 1]) > tonumber(ARGV[a0 + 4 * i + 2]) then
+      if used + held >= tonumber(ARGV[a0 + 4 * i + 2]) then
         refused = { i, used, held }
         break
       end
