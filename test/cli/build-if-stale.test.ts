@@ -45,13 +45,18 @@ describe('build-if-stale', () => {
     expect(second.stderr).toBe('');
     expect(statSync(main()).mtimeMs).toBe(builtAt);
 
-    // A source edited after the build (in a subdirectory): built again, once.
-    const later = new Date(builtAt + 5000);
-    utimesSync(join(dir, 'src', 'util', 'answer.ts'), later, later);
+    // A source edited after the build (in a subdirectory): built again, once. The build is dated
+    // back instead of the source forward, so the rebuilt output is newer than the source however
+    // fast the build is.
+    const source = statSync(join(dir, 'src', 'util', 'answer.ts')).mtimeMs;
+    const older = new Date(Math.min(builtAt, source) - 20_000);
+    const earlier = new Date(older.getTime() + 10_000);
+    for (const f of ['tsconfig.json', 'tsconfig.build.json', join('src', 'main.ts')]) utimesSync(join(dir, f), older, older);
+    utimesSync(main(), earlier, earlier);
     const third = run();
     expect(third.status, third.stderr).toBe(0);
     expect(third.stderr).toContain(`${join('src', 'util', 'answer.ts')} changed since the last build`);
-    expect(statSync(main()).mtimeMs).toBeGreaterThan(builtAt);
+    expect(statSync(main()).mtimeMs).toBeGreaterThan(earlier.getTime());
     expect(run().stderr).toBe('');
   });
 
