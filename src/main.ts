@@ -12,7 +12,7 @@ import { defaultProviders, ProviderRegistry } from './providers/registry.js';
 import { HostGuard } from './security/host-guard.js';
 import { redact, redactUrls } from './security/redact.js';
 import { createGateway } from './gateway.js';
-import { MASTER_KEY_ENV } from './security/master-key.js';
+import { MASTER_KEY_ENV, PREVIOUS_MASTER_KEYS_ENV } from './security/master-key.js';
 import { isPrimary, runPrimary } from './cluster.js';
 import { MemoryVersionedStore } from './state/memory/versioned-store.js';
 
@@ -69,7 +69,12 @@ async function serve(argv: string[]): Promise<void> {
     }
     limitHeapGrowth(options['heap-growth']);
     drainDelayMs = options['drain-delay'];
-    gateway = createGateway({ options, bootstrap, masterKey: process.env[MASTER_KEY_ENV] || undefined });
+    gateway = createGateway({
+      options,
+      bootstrap,
+      masterKey: process.env[MASTER_KEY_ENV] || undefined,
+      previousMasterKeys: process.env[PREVIOUS_MASTER_KEYS_ENV] || undefined,
+    });
   } catch (e) {
     if (e instanceof BootstrapError || e instanceof PipelineError) fail(e.message);
     fail((e as Error).message);
@@ -148,8 +153,12 @@ if (command === 'serve') {
     (m) => m.quickstart(rest),
     (e: Error) => fail(e.message),
   ).catch((e: Error) => fail(e.message));
+} else if (command === 'rotate-master-key') {
+  import('./rotate-master-key.js')
+    .then((m) => m.rotateMasterKey(rest, process.env, { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`sluice: ${redactUrls(l)}\n`) }))
+    .then((code) => process.exit(code), (e: Error) => fail(e.message));
 } else if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-  process.stdout.write(`Usage: sluice <command>\n\nCommands:\n  serve       run the gateway (sluice serve --help)\n  plan        print the plan a config compiles to (sluice plan --help)\n  quickstart  the gateway in front of a built-in echo provider, with curl commands to try (alias: demo)\n`);
+  process.stdout.write(`Usage: sluice <command>\n\nCommands:\n  serve              run the gateway (sluice serve --help)\n  plan               print the plan a config compiles to (sluice plan --help)\n  quickstart         the gateway in front of a built-in echo provider, with curl commands to try (alias: demo)\n  rotate-master-key  re-seal stored secrets under a new SLUICE_MASTER_KEY (sluice rotate-master-key --help)\n`);
 } else {
   fail(`unknown command "${command}". Try: sluice serve --help`);
 }
