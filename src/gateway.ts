@@ -289,7 +289,7 @@ export function createGateway(init: GatewayInit): Gateway {
     }),
     policies,
     adminKeys: new ApiKeysService(stores.apiKeys),
-    virtualKeys: new VirtualKeysService(stores.virtualKeys, virtualKeyChecker(registry, hostGuard), masterKey !== undefined),
+    virtualKeys: new VirtualKeysService(stores.virtualKeys, virtualKeyChecker(registry, hostGuard), masterKey !== undefined, { bootstrapFile: options.bootstrap }),
     requestLogs: stores.requestLogs,
     logger,
     bodyLimitBytes: options['body-limit'],

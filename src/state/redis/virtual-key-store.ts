@@ -235,6 +235,10 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
     return this.index.list();
   }
 
+  declared(): VirtualKeyRecord[] {
+    return this.index.declaredList();
+  }
+
   async create(record: MadeVirtualKey): Promise<boolean> {
     if (!this.index.free(record)) return false;
     const field = refOf(record);
