@@ -367,7 +367,7 @@ export function createGateway(init: GatewayInit): Gateway {
       }
       if (masterKey && masterKey.previousIds.length > 0) {
         logger.info({
-          msg: `${PREVIOUS_MASTER_KEYS_ENV} is set: secrets sealed under those keys are read, new ones sealed under ${MASTER_KEY_ENV}; once every instance has both, run \`sluice rotate-master-key\` to re-seal them, then unset ${PREVIOUS_MASTER_KEYS_ENV}`,
+          msg: `${PREVIOUS_MASTER_KEYS_ENV} is set: secrets sealed under those keys are read, never sealed with; \`sluice rotate-master-key\` re-seals the stored ones under ${MASTER_KEY_ENV} once every instance reads it (docs/master-key-rotation.md)`,
           master_key_id: masterKey.id,
           previous_master_key_ids: masterKey.previousIds,
         });
