@@ -318,6 +318,15 @@ describe('/v1/virtual-keys with --redis: sealed at rest, shared, kept across res
     }
   });
 
+  it('lists the bootstrap file\'s keys beside the shared made ones, read-only, and never writes them to Redis', async () => {
+    const list = await callApi(gw2.url, 'GET', PATH, KEY_A);
+    expect(list.json.data[0]).toMatchObject({ id: 'declared-vk', source: 'bootstrap', read_only: true, secrets_set: ['api_key'] });
+    expect(list.text).not.toContain('sk-declared-provider-secret');
+    const del = await callApi(gw2.url, 'DELETE', `${PATH}/declared-vk`, KEY_A);
+    expect(del.json.error.code).toBe('virtual_key_read_only');
+    expect((await chatVia(gw1, KEY_A, 'declared-vk')).auth).toBe('Bearer sk-declared-provider-secret');
+  });
+
   it('rotated on one gateway, the other uses the new secret once the message arrives; a restart keeps it', async () => {
     await callApi(gw1.url, 'POST', PATH, KEY_A, vkBody({ id: 'rotated-vk' }));
     const store1 = gw1.gateway.stores.virtualKeys as RedisVirtualKeyStore;
