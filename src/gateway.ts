@@ -22,7 +22,7 @@ import { createStores, type Stores } from './state/stores.js';
 import type { Catalog } from './state/catalog.js';
 import { MemoryVersionedStore } from './state/memory/versioned-store.js';
 import { MemoryVirtualKeyStore } from './state/memory/virtual-key-store.js';
-import { MASTER_KEY_ENV, MasterKey } from './security/master-key.js';
+import { MASTER_KEY_ENV, MasterKeyError, MasterKeyring, PREVIOUS_MASTER_KEYS_ENV } from './security/master-key.js';
 import type { HotRoute } from './http/router.js';
 import { embedLocal } from './cache/local-embedder.js';
 import { providerEmbedder } from './pipeline/provider-embedder.js';
@@ -57,6 +57,11 @@ export interface GatewayInit {
    * secrets at rest; without one, the API refuses to store secrets. A malformed one stops the start.
    */
   masterKey?: string;
+  /**
+   * Previous master keys' text (`SLUICE_MASTER_KEY_PREVIOUS`, comma-separated) during a rotation:
+   * secrets sealed under them are read, never sealed with them. Needs `masterKey`.
+   */
+  previousMasterKeys?: string;
   /** How the host guard resolves names at connect time; default dns.lookup (tests map names to loopback). */
   resolveHost?: ResolveHost;
 }
@@ -114,7 +119,10 @@ export function createGateway(init: GatewayInit): Gateway {
     apiKeys.push({ key: generatedKey, record: { name: 'generated', scopes: ['admin'] } });
   }
 
-  const masterKey = init.masterKey ? MasterKey.parse(init.masterKey) : undefined;
+  if (!init.masterKey && init.previousMasterKeys?.trim()) {
+    throw new MasterKeyError(`${PREVIOUS_MASTER_KEYS_ENV} is set but ${MASTER_KEY_ENV} is not: a rotation needs the new master key in ${MASTER_KEY_ENV}`);
+  }
+  const masterKey = init.masterKey ? MasterKeyring.parse(init.masterKey, init.previousMasterKeys) : undefined;
   const registry = new ProviderRegistry(defaultProviders(), {
     ...bootstrap?.provider_base_urls,
     ...options['provider-base-urls'],
@@ -281,7 +289,7 @@ export function createGateway(init: GatewayInit): Gateway {
     }),
     policies,
     adminKeys: new ApiKeysService(stores.apiKeys),
-    virtualKeys: new VirtualKeysService(stores.virtualKeys, virtualKeyChecker(registry, hostGuard), masterKey !== undefined),
+    virtualKeys: new VirtualKeysService(stores.virtualKeys, virtualKeyChecker(registry, hostGuard), masterKey !== undefined, { bootstrapFile: options.bootstrap }),
     requestLogs: stores.requestLogs,
     logger,
     bodyLimitBytes: options['body-limit'],
@@ -354,8 +362,15 @@ export function createGateway(init: GatewayInit): Gateway {
         const [id, why] = unreadable.entries().next().value!;
         await stores.close();
         throw new Error(
-          `Redis holds ${unreadable.size} virtual key(s) whose secrets this gateway cannot open (${id}: ${why}). Set ${MASTER_KEY_ENV} to the master key that sealed them.`,
+          `Redis holds ${unreadable.size} virtual key(s) whose secrets this gateway cannot open (${id}: ${why}). Set ${MASTER_KEY_ENV} to the master key that sealed them (during a rotation: the new key in ${MASTER_KEY_ENV}, the one that sealed them in ${PREVIOUS_MASTER_KEYS_ENV}).`,
         );
+      }
+      if (masterKey && masterKey.previousIds.length > 0) {
+        logger.info({
+          msg: `${PREVIOUS_MASTER_KEYS_ENV} is set: secrets sealed under those keys are read, never sealed with; \`sluice rotate-master-key\` re-seals the stored ones under ${MASTER_KEY_ENV} once every instance reads it (docs/master-key-rotation.md)`,
+          master_key_id: masterKey.id,
+          previous_master_key_ids: masterKey.previousIds,
+        });
       }
       if (stores.kind === 'memory') {
         logger.info({ msg: 'state is in memory: keys and virtual keys made through the API, guardrails, prompts, policies, usage counters and request logs live as long as this process (--redis keeps them)' });

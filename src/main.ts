@@ -13,7 +13,7 @@ import { HostGuard } from './security/host-guard.js';
 import { redact, redactUrls } from './security/redact.js';
 import { listenFailure } from './config/listen-error.js';
 import { createGateway } from './gateway.js';
-import { MASTER_KEY_ENV } from './security/master-key.js';
+import { MASTER_KEY_ENV, PREVIOUS_MASTER_KEYS_ENV } from './security/master-key.js';
 import { isPrimary, runPrimary } from './cluster.js';
 import { MemoryVersionedStore } from './state/memory/versioned-store.js';
 
@@ -72,7 +72,12 @@ async function serve(argv: string[]): Promise<void> {
     }
     limitHeapGrowth(options['heap-growth']);
     drainDelayMs = options['drain-delay'];
-    gateway = createGateway({ options, bootstrap, masterKey: process.env[MASTER_KEY_ENV] || undefined });
+    gateway = createGateway({
+      options,
+      bootstrap,
+      masterKey: process.env[MASTER_KEY_ENV] || undefined,
+      previousMasterKeys: process.env[PREVIOUS_MASTER_KEYS_ENV] || undefined,
+    });
   } catch (e) {
     if (e instanceof BootstrapError || e instanceof PipelineError) fail(e.message);
     fail((e as Error).message);
@@ -201,15 +206,20 @@ if (command === 'serve') {
   // package.json sits one level above both src/main.ts and dist/main.js, and ships in the package.
   const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   process.stdout.write(`sluice ${version}\n`);
+} else if (command === 'rotate-master-key') {
+  import('./rotate-master-key.js')
+    .then((m) => m.rotateMasterKey(rest, process.env, { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`sluice: ${redactUrls(l)}\n`) }))
+    .then((code) => process.exit(code), (e: Error) => fail(e.message));
 } else if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
   process.stdout.write(
     [
       'Usage: sluice <command> [options]',
       '',
       'Commands:',
-      '  serve       run the gateway (sluice serve --help)',
-      '  plan        print the plan a config compiles to (sluice plan --help)',
-      '  quickstart  the gateway in front of a built-in echo provider, with curl commands to try (alias: demo)',
+      '  serve              run the gateway (sluice serve --help)',
+      '  plan               print the plan a config compiles to (sluice plan --help)',
+      '  quickstart         the gateway in front of a built-in echo provider, with curl commands to try (alias: demo)',
+      '  rotate-master-key  re-seal stored secrets under a new SLUICE_MASTER_KEY (sluice rotate-master-key --help)',
       '',
       '  -v, --version  print the version',
       '  -h, --help     show this help',

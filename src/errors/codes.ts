@@ -62,6 +62,11 @@ export const ERROR_CATALOG = {
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'Unknown route.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'The route does not serve this method; Allow lists those it does.' },
   virtual_key_exists: { status: 409, type: 'invalid_request_error', message: 'A virtual key with this id already exists.' },
+  virtual_key_read_only: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'The virtual key is declared in the bootstrap file: it is changed in that file, not through the API.',
+  },
   request_timeout: { status: 408, type: 'timeout_error', message: 'The request timed out.' },
   hooks_failed: {
     status: 446,

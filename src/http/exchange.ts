@@ -4,6 +4,7 @@ import { headerValue, REQUEST_HEADERS, requestSettings, type RequestSettings } f
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { Telemetry } from '../metrics/telemetry.js';
 import type { RequestContext } from '../pipeline/context.js';
+import type { PromptUse } from '../pipeline/prompt.js';
 import type { AnswerMeta } from '../upstream/events.js';
 import type { RequestLogWriter } from './request-log.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
@@ -32,6 +33,8 @@ export class Exchange {
    */
   headers: IncomingMessage['headers'];
   ctx: RequestContext | undefined;
+  /** The prompt template version that rendered the request (set by the renderer), for its log line and record. */
+  prompt: PromptUse | undefined = undefined;
   meta: AnswerMeta | undefined;
   error: GatewayError | undefined;
   clientAborted = false;

@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
 import type { Usage } from '../config/wire.js';
+import type { PromptUse } from '../pipeline/prompt.js';
 import { IdVariants } from '../util/id-variants.js';
 import { jsonNumber as num, jsonString as str } from '../util/json-write.js';
 
@@ -12,6 +13,8 @@ export interface RequestLogSource {
   readonly req: { readonly method?: string; readonly url?: string };
   readonly res: { readonly statusCode: number };
   readonly settings: { readonly metadata?: Record<string, unknown> };
+  /** The prompt template version that rendered the request: its id, slug and version_id only (never its text). */
+  readonly prompt?: PromptUse | undefined;
   readonly ctx:
     | {
         /** Of the body only `model` is read (a string, else nothing is written). */
@@ -102,6 +105,8 @@ function requestLine(ex: RequestLogSource, latencyMs: number): string {
   if (req.method !== undefined) s += `,"method":${str(req.method)}`;
   s += `,"path":${str(q < 0 ? url : url.slice(0, q))},"status":${ex.clientAborted ? CLIENT_CLOSED : num(ex.res.statusCode)},"latency_ms":${num(latencyMs)}`;
   if (ex.settings.metadata) s += `,"metadata":${JSON.stringify(ex.settings.metadata)}`;
+  const p = ex.prompt;
+  if (p) s += `,"prompt":{"id":${str(p.id)},"slug":${str(p.slug)},"version_id":${str(p.version_id)}}`;
   if (ctx) {
     if (ctx.request.stream !== undefined) s += `,"stream":${ctx.request.stream}`;
     const model = ctx.request.body?.model;
@@ -139,6 +144,7 @@ const PROBE: RequestLogSource = {
   req: { method: 'POST', url: '/v1/chat/completions?x=1' },
   res: { statusCode: 502 },
   settings: { metadata: { team: 'a"b', n: 1, ok: true, none: null } },
+  prompt: { id: 'p"1', slug: 's\\1', version_id: 'v1' },
   ctx: {
     request: { stream: true, body: { model: 'm"1', messages: [] } },
     attempts: 2,

@@ -1,4 +1,6 @@
+import type { PromptUse } from '../pipeline/prompt.js';
 import type { RequestLogRecord } from '../state/request-log-store.js';
+import { memoByObject } from '../util/memo.js';
 import { hooksSummary, type RequestLogSource } from './request-log.js';
 
 /** What a request's record is read from: the log line's source (an `Exchange`) plus the retries. */
@@ -27,6 +29,7 @@ export function requestRecord(ex: RequestRecordSource, latencyMs: number, time: 
   };
   if (req.method !== undefined) r.method = req.method;
   if (ex.settings.metadata) r.metadata = ex.settings.metadata;
+  if (ex.prompt) r.prompt = promptOf(ex.prompt);
   if (key) {
     r.key_name = key.name;
     if (key.workspace_id !== undefined) r.workspace_id = key.workspace_id;
@@ -51,3 +54,9 @@ export function requestRecord(ex: RequestRecordSource, latencyMs: number, time: 
   if (ex.clientAborted) r.client_aborted = true;
   return r;
 }
+
+/**
+ * The record's `prompt`: the version's id, slug and version_id, made once per stored version and
+ * shared (frozen) by every record of a request it rendered, as records are kept.
+ */
+const promptOf = memoByObject((p: PromptUse): RequestLogRecord['prompt'] => Object.freeze({ id: p.id, slug: p.slug, version_id: p.version_id }));

@@ -43,10 +43,14 @@ export function scopedPage<R extends Scope, V>(
   q: Scope & { page_size: number; current_page: number },
   view: (r: R) => V,
 ): Page<V> {
-  const matching = records.filter(
+  return page(scopedItems(records, scope, q).map(view), q);
+}
+
+/** The records `scope` may see, narrowed by the query's `workspace_id` / `organisation_id` (already checked with `withinScope`). */
+export function scopedItems<R extends Scope>(records: readonly R[], scope: Scope, q: Scope): R[] {
+  return records.filter(
     (r) => visibleTo(r, scope) && (q.workspace_id === undefined || r.workspace_id === q.workspace_id) && (q.organisation_id === undefined || r.organisation_id === q.organisation_id),
   );
-  return page(matching.map(view), q);
 }
 
 /** A write the store could not make (Redis unreachable) is a 503 the client may retry, not a 500. */

@@ -8,6 +8,18 @@ import { compileTemplate, renderBudget, renderTemplate, TemplateLimitError, type
 /** The prompt store's synchronous read side (with Redis: its mirror). */
 export type PromptLookup = (idOrSlug: string, versionId: string | undefined, scope: ResourceScope) => PromptRecord | undefined;
 
+/** The prompt version that rendered a request, as its log line and record name it (a `PromptRecord` is one). */
+export interface PromptUse {
+  readonly id: string;
+  readonly slug: string;
+  readonly version_id: string;
+}
+
+/** Where `render` notes the version it rendered (the exchange: its log line and record read it there). */
+export interface PromptUseSink {
+  prompt: PromptUse | undefined;
+}
+
 /** The scope a caller (the request's gateway key) sees prompts in: the management APIs' rule, handed in. */
 export type CallerScope<K> = (key: K) => ResourceScope;
 
@@ -81,9 +93,11 @@ export class PromptRenderer<K> {
   /**
    * `raw` (the parsed JSON body, not yet validated) → the body to validate. Without a prompt the body
    * is kept as it is, but `variables` is refused: nothing would render it, and a provider would not
-   * know it. `key`: the request's gateway key; a prompt outside its scope is unknown.
+   * know it. `key`: the request's gateway key; a prompt outside its scope is unknown. `used`, when
+   * given, is told the version found (before its variables are checked, so a 400 for a missing one is
+   * logged with the version that needs it).
    */
-  render(prompt: PromptRef | undefined, endpoint: Endpoint, raw: unknown, key: K): unknown {
+  render(prompt: PromptRef | undefined, endpoint: Endpoint, raw: unknown, key: K, used?: PromptUseSink): unknown {
     if (!prompt) {
       if (isObject(raw) && raw.variables !== undefined) {
         throw new GatewayError('invalid_request_body', 'Invalid request body: variables: the config names no prompt_id, so there is no template to render them into.', {
@@ -101,6 +115,7 @@ export class PromptRenderer<K> {
       const what = prompt.version_id === undefined ? `the prompt "${prompt.ref}"` : `version ${prompt.version_id} of the prompt "${prompt.ref}"`;
       throw configError(prompt, `names ${what}, which does not exist (for this gateway key)`);
     }
+    if (used) used.prompt = record;
     if (!isObject(raw)) return raw; // the body's own 400 follows
     const vars = raw.variables ?? {};
     if (!isObject(vars)) {

@@ -7,6 +7,12 @@ const TAG_BYTES = 16;
 /** The environment variable that holds the master key. */
 export const MASTER_KEY_ENV = 'SLUICE_MASTER_KEY';
 
+/**
+ * The environment variable that holds the master keys a rotation moves away from (comma-separated):
+ * read, never sealed with, so stored secrets sealed under them keep opening until re-sealed.
+ */
+export const PREVIOUS_MASTER_KEYS_ENV = 'SLUICE_MASTER_KEY_PREVIOUS';
+
 /** A secret sealed with AES-256-GCM: what is stored at rest instead of the secret. */
 export interface Sealed {
   /** Always `A256GCM` (a future format gets another name). */
@@ -43,13 +49,13 @@ export class MasterKey {
   }
 
   /** Parses the environment's text; throws a MasterKeyError naming the variable (never the value). */
-  static parse(text: string): MasterKey {
+  static parse(text: string, variable: string = MASTER_KEY_ENV): MasterKey {
     const t = text.trim();
     let key: Buffer | undefined;
     if (/^[0-9a-fA-F]{64}$/.test(t)) key = Buffer.from(t, 'hex');
     else if (/^[A-Za-z0-9+/]{43}=?$/.test(t) || /^[A-Za-z0-9_-]{43}=?$/.test(t)) key = Buffer.from(t, t.includes('-') || t.includes('_') ? 'base64url' : 'base64');
     if (key?.length !== 32) {
-      throw new MasterKeyError(`${MASTER_KEY_ENV} must be 32 bytes as 64 hex digits or 44 characters of base64 (e.g. \`openssl rand -base64 32\`)`);
+      throw new MasterKeyError(`${variable} must be 32 bytes as 64 hex digits or 44 characters of base64 (e.g. \`openssl rand -base64 32\`)`);
     }
     return new MasterKey(key);
   }
@@ -92,5 +98,68 @@ export class MasterKey {
   /** Never the key. */
   toJSON(): string {
     return `MasterKey(${this.id})`;
+  }
+}
+
+/** What seals and opens stored secrets: a master key, or a keyring during a rotation. */
+export interface SecretSealer {
+  /** The id of the key new seals are made with. */
+  readonly id: string;
+  seal(plaintext: string, aad: string): Sealed;
+  open(s: Sealed, aad: string): string;
+}
+
+/**
+ * The master key and, during a rotation, the previous ones: seals with the current key
+ * (`SLUICE_MASTER_KEY`) only, opens a value with whichever key its `kid` names (the current one, or
+ * one of `SLUICE_MASTER_KEY_PREVIOUS`). Stored secrets sealed under a previous key keep serving until
+ * `sluice rotate-master-key` has re-sealed them under the current one; then the previous keys can go.
+ */
+export class MasterKeyring implements SecretSealer {
+  readonly #byId = new Map<string, MasterKey>();
+
+  constructor(
+    readonly current: MasterKey,
+    readonly previous: readonly MasterKey[] = [],
+  ) {
+    for (const k of previous) this.#byId.set(k.id, k);
+    this.#byId.set(current.id, current);
+  }
+
+  /** From the environment's text: the current key and a comma-separated list of previous ones (empty entries ignored). */
+  static parse(current: string, previous: string | undefined): MasterKeyring {
+    const old = (previous ?? '')
+      .split(',')
+      .filter((t) => t.trim() !== '')
+      .map((t) => MasterKey.parse(t, PREVIOUS_MASTER_KEYS_ENV));
+    return new MasterKeyring(MasterKey.parse(current), old);
+  }
+
+  get id(): string {
+    return this.current.id;
+  }
+
+  /** The ids of the previous keys (those this keyring reads and does not seal with). */
+  get previousIds(): string[] {
+    return this.previous.map((k) => k.id).filter((id) => id !== this.current.id);
+  }
+
+  seal(plaintext: string, aad: string): Sealed {
+    return this.current.seal(plaintext, aad);
+  }
+
+  open(s: Sealed, aad: string): string {
+    const key = this.#byId.get(s.kid);
+    if (!key) {
+      const old = this.previousIds;
+      const also = old.length === 0 ? `no ${PREVIOUS_MASTER_KEYS_ENV} is set` : `${PREVIOUS_MASTER_KEYS_ENV} holds ${old.join(', ')}`;
+      throw new MasterKeyError(`sealed with master key ${s.kid}; ${MASTER_KEY_ENV} is key ${this.current.id} and ${also}`);
+    }
+    return key.open(s, aad);
+  }
+
+  /** Never a key. */
+  toJSON(): string {
+    return `MasterKeyring(${[this.current.id, ...this.previousIds].join(', ')})`;
   }
 }

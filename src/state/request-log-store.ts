@@ -20,6 +20,8 @@ export interface RequestLogRecord {
   latency_ms: number;
   /** x-gateway-metadata as sent (special keys `_user`, `_prompt`, `_organisation`, `_environment`). */
   metadata?: Record<string, unknown>;
+  /** The prompt template version that rendered the request (a config naming `prompt_id`). */
+  prompt?: { readonly id: string; readonly slug: string; readonly version_id: string };
   /** The gateway key's name, workspace and organisation (absent without a valid key). */
   key_name?: string;
   workspace_id?: string;

@@ -27,7 +27,7 @@ import { MemoryApiKeyStore } from './memory/api-key-store.js';
 import { RedisApiKeyStore } from './redis/api-key-store.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { VirtualKey } from '../config/bootstrap.js';
-import type { MasterKey } from '../security/master-key.js';
+import type { SecretSealer } from '../security/master-key.js';
 import type { VirtualKeyStore } from './virtual-key-store.js';
 import { MemoryVirtualKeyStore } from './memory/virtual-key-store.js';
 import { RedisVirtualKeyStore } from './redis/virtual-key-store.js';
@@ -72,8 +72,8 @@ export interface StoreOptions {
   declaredKeys: readonly { key: string; record: ApiKeyRecord }[];
   /** The bootstrap file's virtual keys: kept in this process, never written to Redis. */
   declaredVirtualKeys: Record<string, VirtualKey>;
-  /** Seals virtual keys' secrets in Redis (SLUICE_MASTER_KEY). */
-  masterKey: MasterKey | undefined;
+  /** Seals virtual keys' secrets in Redis (SLUICE_MASTER_KEY; during a rotation, opens SLUICE_MASTER_KEY_PREVIOUS's too). */
+  masterKey: SecretSealer | undefined;
   observer: StoreObserver;
   logger: StoreLogger;
   onRemoteTransition?: (id: string, t: Transition) => void;

@@ -68,6 +68,8 @@ export interface VirtualKeyStore extends VersionedLookup<VirtualKey> {
   withId(id: string): MadeVirtualKey[];
   /** The made keys, oldest first (declared keys are not listed). */
   list(): MadeVirtualKey[];
+  /** The declared keys (the bootstrap file's), in the file's order: every scope's, changed only in the file. */
+  declared(): VirtualKeyRecord[];
   /**
    * Stores a new made key; false (nothing written) when its scope already has a key with that id, or
    * the id is a declared key's (those are every scope's).
@@ -138,6 +140,10 @@ export class VirtualKeyIndex {
     const out: MadeVirtualKey[] = [];
     for (const ref of this.byId.get(id) ?? []) out.push(this.entries.get(ref)!.record as MadeVirtualKey);
     return out;
+  }
+
+  declaredList(): VirtualKeyRecord[] {
+    return [...this.declared].map((id) => this.entries.get(id)!.record);
   }
 
   list(): MadeVirtualKey[] {

@@ -17,6 +17,7 @@ const RANK: Record<string, number> = {
   'main.ts': 0,
   'gateway.ts': 0,
   'cluster.ts': 0,
+  'rotate-master-key.ts': 0,
   demo: 0,
   http: 1,
   management: 1,

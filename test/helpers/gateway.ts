@@ -42,6 +42,8 @@ export interface StartOptions {
   validateChecks?: ValidateChecks;
   /** SLUICE_MASTER_KEY's text (seals virtual keys' secrets); default: none. */
   masterKey?: string;
+  /** SLUICE_MASTER_KEY_PREVIOUS's text (keys read during a rotation); default: none. */
+  previousMasterKeys?: string;
   /** How the host guard resolves names (map made-up names to loopback); default: dns.lookup. */
   resolveHost?: ResolveHost;
 }
@@ -71,6 +73,7 @@ export async function startGateway(opts: StartOptions = {}): Promise<TestGateway
     routes: opts.routes,
     validateChecks: opts.validateChecks,
     masterKey: opts.masterKey,
+    previousMasterKeys: opts.previousMasterKeys,
     resolveHost: opts.resolveHost,
   });
   const addr = await gateway.listen(0, '127.0.0.1');

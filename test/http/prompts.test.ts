@@ -9,6 +9,7 @@ import { startGateway, TEST_KEY, type TestGateway } from '../helpers/gateway.js'
 import { callApi, post, type Reply } from '../helpers/http.js';
 import { chatContent, parseSse } from '../helpers/sse.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { until } from '../cache-http/_http.js';
 
 const KEY_A = 'sk-test-workspace-a-0123456789';
 const KEY_B = 'sk-test-workspace-b-0123456789';
@@ -276,6 +277,38 @@ describe('prompts: the API and rendering (memory store)', () => {
       expect(latest.json.choices[0].message.content).toBe('echo: v2 a');
       const pinned = await chat(target({ prompt_id: `pinned@${own.version_id}` }), { variables: { x: 'b' } });
       expect(pinned.json.choices[0].message.content).toBe('echo: v1 b');
+    });
+
+    it('the log line and the request record (GET /v1/logs) name the prompt version that rendered the request: id, slug, version_id', async () => {
+      const v1 = (await api('POST', '/v1/prompts', KEY_A, { name: 'Logged', messages: [{ role: 'user', content: 'v1 {{x}}' }], model: 'm1' })).json;
+      const v2 = (await api('PUT', '/v1/prompts/logged', KEY_A, { name: 'Logged', messages: [{ role: 'user', content: 'v2 {{x}}' }], model: 'm1' })).json;
+      expect(v2.version_id).not.toBe(v1.version_id);
+      const traced = async (config: unknown, body: unknown) => {
+        const trace = `prompt-log-${Math.random().toString(36).slice(2)}`;
+        const a = await post(`${gw.url}/v1/chat/completions`, { 'x-gateway-api-key': KEY_A, 'content-type': 'application/json', 'x-gateway-config': JSON.stringify(config), 'x-gateway-trace-id': trace }, body);
+        // the record is appended when the response closes: read until it is there
+        const record = await until(`the record of ${trace}`, async () => (await api('GET', `/v1/logs?trace_id=${trace}`)).json.data[0]);
+        const line = gw.logs.find((l) => l.msg === 'request' && l.trace_id === trace)!;
+        return { status: a.status, record, line };
+      };
+      const latest = await traced(target({ prompt_id: 'logged' }), { variables: { x: 'a' } });
+      expect(latest.status).toBe(200);
+      const named = { id: v1.id, slug: 'logged', version_id: v2.version_id };
+      expect(latest.record.prompt).toEqual(named);
+      expect(latest.line.prompt).toEqual(named);
+      // a pinned version is named as pinned, by id or slug
+      const pinned = await traced(target({ prompt_id: `${v1.id}@${v1.version_id}` }), { variables: { x: 'b' } });
+      expect(pinned.record.prompt).toEqual({ ...named, version_id: v1.version_id });
+      expect(pinned.line.prompt).toEqual({ ...named, version_id: v1.version_id });
+      // a request refused for a missing variable is logged with the version that needs it
+      const missing = await traced(target({ prompt_id: 'logged' }), { variables: {} });
+      expect(missing.status).toBe(400);
+      expect(missing.record.prompt).toEqual(named);
+      // never the template's text or the variables; a request without a prompt has no prompt field
+      for (const t of [JSON.stringify(latest.record), JSON.stringify(latest.line)]) expect(t).not.toContain('v2 ');
+      const plain = await traced(target(), { model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+      expect(plain.record).not.toHaveProperty('prompt');
+      expect(plain.line).not.toHaveProperty('prompt');
     });
 
     it('completions: the template\'s prompt is rendered; a request may not send a prompt of its own', async () => {

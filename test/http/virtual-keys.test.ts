@@ -31,6 +31,9 @@ virtual_keys:
     provider: openai
     custom_host: ${fake.baseUrl}
     api_key: sk-declared-provider-secret
+  declared-proxy:
+    provider: openai
+    custom_host: http://proxy-user:proxy-pass-0001@127.0.0.1:9/v1
 `;
 const PATH = '/v1/virtual-keys';
 const SECRET_1 = 'sk-provider-SECRET-one-0001';
@@ -63,7 +66,8 @@ describe('/v1/virtual-keys (memory store, master key set)', () => {
   let gw: TestGateway;
   const api = (m: string, p: string, k: string | undefined, b?: unknown) => callApi(gw.url, m, p, k, b);
   beforeAll(async () => {
-    gw = await startGateway({ bootstrapYaml: bootstrap(), masterKey: MASTER.text });
+    // The file's path as `--bootstrap` gives it: messages name the file, never where it lies.
+    gw = await startGateway({ options: { bootstrap: '/srv/sluice/gateway-bootstrap.yaml' }, bootstrapYaml: bootstrap(), masterKey: MASTER.text });
   });
   afterAll(async () => {
     await gw?.close();
@@ -83,6 +87,8 @@ describe('/v1/virtual-keys (memory store, master key set)', () => {
       created_at: expect.any(String),
       last_updated_at: r.json.created_at,
       version_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      source: 'api',
+      read_only: false,
     });
     expect(r.text).not.toContain(SECRET_1);
     const used = await chatVia(gw, KEY_A, 'team-a-openai');
@@ -157,17 +163,74 @@ describe('/v1/virtual-keys (memory store, master key set)', () => {
     expect((await api('PUT', `${PATH}/placed-in-b`, TEST_KEY, vkBody({ workspace_id: 'ws-a' }))).json.error).toMatchObject({ code: 'invalid_request_body', param: 'workspace_id' });
   });
 
-  it('ids: generated when absent; a taken id is a 409 (the bootstrap file\'s too), and the bootstrap file\'s keys are not listed or changed here', async () => {
+  it('ids: generated when absent; a taken id is a 409 (the bootstrap file\'s too, naming it)', async () => {
     const gen = await api('POST', PATH, KEY_A, vkBody());
     expect(gen.json.id).toMatch(/^vk-[0-9a-f-]{36}$/);
     const dup = await api('POST', PATH, KEY_A, vkBody({ id: gen.json.id }));
     expect(dup.status).toBe(409);
     expect(dup.json.error).toMatchObject({ code: 'virtual_key_exists', param: 'id' });
-    expect((await api('POST', PATH, TEST_KEY, vkBody({ id: 'declared-vk', workspace_id: 'ws-a' }))).status).toBe(409);
-    expect((await api('GET', `${PATH}/declared-vk`, TEST_KEY)).status).toBe(404);
-    expect((await api('PUT', `${PATH}/declared-vk`, TEST_KEY, vkBody())).status).toBe(404);
-    expect((await api('GET', PATH, TEST_KEY)).json.data.map((k: { id: string }) => k.id)).not.toContain('declared-vk');
+    const declared = await api('POST', PATH, TEST_KEY, vkBody({ id: 'declared-vk', workspace_id: 'ws-a' }));
+    expect(declared.status).toBe(409);
+    expect(declared.json.error).toMatchObject({ code: 'virtual_key_exists', param: 'id' });
+    expect(declared.json.error.message).toContain('the bootstrap file gateway-bootstrap.yaml');
     expect((await api('PUT', `${PATH}/${gen.json.id}`, KEY_A, vkBody({ id: 'other' }))).json.error.param).toBe('id');
+  });
+
+  it('the bootstrap file\'s keys are listed and read by every managing key (source bootstrap, read_only, no secret); PUT and DELETE are a 409 naming the file', async () => {
+    const declaredView = {
+      id: 'declared-vk',
+      object: 'virtual_key',
+      provider: 'openai',
+      custom_host: fake.baseUrl,
+      secrets_set: ['api_key'],
+      workspace_id: null,
+      organisation_id: null,
+      created_at: null,
+      last_updated_at: null,
+      version_id: null,
+      source: 'bootstrap',
+      read_only: true,
+    };
+    await api('POST', PATH, KEY_A, vkBody({ id: 'a-made-beside' }));
+    for (const key of [KEY_A, KEY_B, TEST_KEY]) {
+      const list = await api('GET', PATH, key);
+      expect(list.status).toBe(200);
+      // the file's keys first, in its order; then the made ones this key sees
+      expect(list.json.data.slice(0, 2).map((k: { id: string }) => k.id)).toEqual(['declared-vk', 'declared-proxy']);
+      expect(list.json.data[0]).toEqual(declaredView);
+      // secrets never, and a URL's userinfo redacted
+      expect(list.json.data[1]).toMatchObject({ secrets_set: [], custom_host: 'http://[redacted]@127.0.0.1:9/v1', read_only: true });
+      expect(list.text).not.toContain('sk-declared-provider-secret');
+      expect(list.text).not.toContain('proxy-pass-0001');
+      expect(list.json.data.filter((k: { source: string }) => k.source === 'api').every((k: { read_only: boolean }) => k.read_only === false)).toBe(true);
+      expect(list.json.data.some((k: { id: string }) => k.id === 'a-made-beside')).toBe(key !== KEY_B);
+      const one = await api('GET', `${PATH}/declared-vk`, key);
+      expect(one.json).toEqual(declaredView);
+    }
+    // they live in no workspace: a query naming one lists the keys living there only
+    const inA = await api('GET', `${PATH}?workspace_id=ws-a`, KEY_A);
+    expect(inA.json.data.map((k: { id: string }) => k.id)).toContain('a-made-beside');
+    expect(inA.json.data.some((k: { source: string }) => k.source === 'bootstrap')).toBe(false);
+    // paged with the made keys: the total counts them
+    const all = await api('GET', PATH, KEY_A);
+    const first = await api('GET', `${PATH}?page_size=1&current_page=1`, KEY_A);
+    expect(first.json).toMatchObject({ total: all.json.total, data: [{ id: 'declared-proxy' }] });
+
+    for (const key of [KEY_A, TEST_KEY]) {
+      for (const [m, b] of [['PUT', vkBody()], ['PUT', { provider: 'openai', not_a_field: 1 }], ['DELETE']] as const) {
+        const r = await api(m, `${PATH}/declared-vk`, key, b);
+        expect(r.status, `${m} ${JSON.stringify(b)}`).toBe(409);
+        expect(r.json.error.code).toBe('virtual_key_read_only');
+        expect(r.json.error.message).toContain('the bootstrap file gateway-bootstrap.yaml');
+        expect(r.json.error.message).not.toContain('/srv/sluice');
+      }
+    }
+    // refused, so unchanged: it still serves with the file's secret
+    expect(await chatVia(gw, KEY_A, 'declared-vk')).toMatchObject({ status: 200, auth: 'Bearer sk-declared-provider-secret' });
+    // a key that manages nothing still sees nothing
+    expect((await api('GET', PATH, KEY_NOWHERE)).status).toBe(403);
+    expect((await api('DELETE', `${PATH}/declared-vk`, KEY_NOWHERE)).status).toBe(403);
+    expect(gw.logText()).not.toContain('sk-declared-provider-secret');
   });
 
   it('bodies are validated as the bootstrap file\'s keys and as a request would use them: 400 naming the field, never echoing a secret', async () => {
@@ -253,6 +316,15 @@ describe('/v1/virtual-keys with --redis: sealed at rest, shared, kept across res
     } finally {
       await conn.close();
     }
+  });
+
+  it('lists the bootstrap file\'s keys beside the shared made ones, read-only, and never writes them to Redis', async () => {
+    const list = await callApi(gw2.url, 'GET', PATH, KEY_A);
+    expect(list.json.data[0]).toMatchObject({ id: 'declared-vk', source: 'bootstrap', read_only: true, secrets_set: ['api_key'] });
+    expect(list.text).not.toContain('sk-declared-provider-secret');
+    const del = await callApi(gw2.url, 'DELETE', `${PATH}/declared-vk`, KEY_A);
+    expect(del.json.error.code).toBe('virtual_key_read_only');
+    expect((await chatVia(gw1, KEY_A, 'declared-vk')).auth).toBe('Bearer sk-declared-provider-secret');
   });
 
   it('rotated on one gateway, the other uses the new secret once the message arrives; a restart keeps it', async () => {

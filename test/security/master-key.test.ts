@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { MasterKey } from '../../src/security/master-key.js';
+import { MasterKey, MasterKeyring } from '../../src/security/master-key.js';
 
 describe('MasterKey', () => {
   const bytes = randomBytes(32);
@@ -58,5 +58,49 @@ describe('MasterKey', () => {
       expect(text).not.toContain(bytes.toString('hex'));
     }
     expect(JSON.stringify(k)).toBe(`"MasterKey(${k.id})"`);
+  });
+});
+
+describe('MasterKeyring (a rotation: SLUICE_MASTER_KEY new, SLUICE_MASTER_KEY_PREVIOUS old)', () => {
+  const oldText = randomBytes(32).toString('base64');
+  const olderText = randomBytes(32).toString('hex');
+  const newText = randomBytes(32).toString('base64');
+  const ring = MasterKeyring.parse(newText, ` ${oldText} ,${olderText},`);
+  const old = MasterKey.parse(oldText);
+  const older = MasterKey.parse(olderText);
+
+  it('seals with the new key only, and opens what either the new or a previous key sealed', () => {
+    const s = ring.seal('secret', 'aad');
+    expect(s.kid).toBe(MasterKey.parse(newText).id);
+    expect(ring.id).toBe(s.kid);
+    expect(ring.open(s, 'aad')).toBe('secret');
+    expect(() => old.open(s, 'aad')).toThrow(/sealed with master key/);
+    expect(ring.open(old.seal('from old', 'aad'), 'aad')).toBe('from old');
+    expect(ring.open(older.seal('from older', 'aad'), 'aad')).toBe('from older');
+    expect(ring.previousIds).toEqual([old.id, older.id]);
+    // the associated data still binds: a previous key's seal moved to another record does not open
+    expect(() => ring.open(old.seal('x', 'record-1'), 'record-2')).toThrow(/does not open/);
+  });
+
+  it('a seal no key of the ring made names every key id and both variables, never a key', () => {
+    const stranger = MasterKey.generate();
+    let message = '';
+    try {
+      ring.open(stranger.key.seal('x', 'aad'), 'aad');
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain(stranger.key.id);
+    expect(message).toContain(`SLUICE_MASTER_KEY is key ${ring.id}`);
+    expect(message).toContain(`SLUICE_MASTER_KEY_PREVIOUS holds ${old.id}, ${older.id}`);
+    for (const t of [oldText, olderText, newText, stranger.text]) expect(message).not.toContain(t);
+    expect(MasterKeyring.parse(newText, undefined).previousIds).toEqual([]);
+  });
+
+  it('a malformed previous key is refused naming SLUICE_MASTER_KEY_PREVIOUS; the ring never prints a key', () => {
+    expect(() => MasterKeyring.parse(newText, `${oldText},not-a-key`)).toThrow(/^SLUICE_MASTER_KEY_PREVIOUS must be 32 bytes/);
+    const text = `${JSON.stringify(ring)} ${inspect(ring)} ${String(ring)}`;
+    for (const t of [oldText, olderText, newText]) expect(text).not.toContain(t);
+    expect(JSON.stringify(ring)).toBe(`"MasterKeyring(${ring.id}, ${old.id}, ${older.id})"`);
   });
 });

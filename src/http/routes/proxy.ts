@@ -66,7 +66,7 @@ export function proxyRoute(
     authenticate: (ex) => authenticate(ex, deps.apiKeys),
     resolve: (ex) => deps.resolver.resolve(ex.headers, ex.gatewayKey),
     readBody: endpoint === 'models' ? () => undefined : (ex) => bodyOf(ex, deps.bodyLimitBytes),
-    renderPrompt: (ex, plan, raw) => deps.promptRenderer.render(plan.prompt, endpoint, raw, ex.gatewayKey),
+    renderPrompt: (ex, plan, raw) => deps.promptRenderer.render(plan.prompt, endpoint, raw, ex.gatewayKey, ex),
     context(ex, plan, raw) {
       const body = endpoint === 'models' ? undefined : (parseBody(endpoint, raw) as Record<string, unknown>);
       const settings = ex.settings;

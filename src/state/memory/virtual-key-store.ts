@@ -30,6 +30,10 @@ export class MemoryVirtualKeyStore implements VirtualKeyStore {
     return this.index.list();
   }
 
+  declared(): VirtualKeyRecord[] {
+    return this.index.declaredList();
+  }
+
   create(record: MadeVirtualKey): Promise<boolean> {
     return Promise.resolve(this.index.free(record) && this.index.put(record));
   }

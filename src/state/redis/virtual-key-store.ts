@@ -1,6 +1,6 @@
 import type { VirtualKey } from '../../config/bootstrap.js';
 import { SECRET_FIELDS } from '../../config/provider-fields.js';
-import { MasterKeyError, type MasterKey, type Sealed } from '../../security/master-key.js';
+import { MasterKeyError, type Sealed, type SecretSealer } from '../../security/master-key.js';
 import type { Versioned } from '../versioned-store.js';
 import { refOf, VirtualKeyIndex, type MadeMeta, type MadeVirtualKey, type VirtualKeyRecord, type VirtualKeyStore } from '../virtual-key-store.js';
 import { observed, type RedisConnection } from './connection.js';
@@ -44,7 +44,7 @@ export interface StoredVirtualKey {
 const aad = (field: string): string => `sluice virtual key ${field}`;
 
 /** The stored form under hash field `field`: secrets sealed. Throws a MasterKeyError when there are secrets and no master key. */
-export function sealRecord(r: MadeVirtualKey, masterKey: MasterKey | undefined, field: string = refOf(r)): StoredVirtualKey {
+export function sealRecord(r: MadeVirtualKey, masterKey: SecretSealer | undefined, field: string = refOf(r)): StoredVirtualKey {
   const { provider, ...rest } = r.key;
   const fields: Record<string, unknown> = {};
   const secrets: Record<string, unknown> = {};
@@ -75,7 +75,7 @@ function idOfField(field: string): string {
  * secrets do not open here, or when the field is not the ref of the scope the record names (a record
  * moved to another field does not serve there).
  */
-export function openRecord(field: string, json: string, masterKey: MasterKey | undefined): MadeVirtualKey {
+export function openRecord(field: string, json: string, masterKey: SecretSealer | undefined): MadeVirtualKey {
   const id = idOfField(field);
   const s = JSON.parse(json) as StoredVirtualKey;
   if (s.v !== 1 || typeof s.provider !== 'string' || !s.made) throw new Error(`virtual key ${id}: not a stored virtual key`);
@@ -113,8 +113,18 @@ redis.call('PUBLISH', ARGV[2], ARGV[1])
 return 1
 `;
 
+// KEYS: keys hash. ARGV: field, the stored JSON read, the re-sealed JSON, channel. 0 when the field
+// no longer holds what was read (written or deleted meanwhile): that write stands.
+const RESEAL_LUA = `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[1])
+return 1
+`;
+
 interface VirtualKeyCommands {
   sluiceVkCreate(...args: string[]): Promise<number>;
+  sluiceVkReseal(...args: string[]): Promise<number>;
   sluiceVkReplace(...args: string[]): Promise<number>;
   sluiceVkDelete(...args: string[]): Promise<number>;
 }
@@ -124,8 +134,11 @@ export interface RedisVirtualKeyStoreOptions {
   prefix?: string;
   /** The bootstrap file's keys: in this process only, never written to Redis. */
   declared?: Record<string, VirtualKey>;
-  /** Seals secrets on write and opens them on read; without it, keys with secrets cannot be stored or read. */
-  masterKey?: MasterKey;
+  /**
+   * Seals secrets on write and opens them on read (a keyring during a rotation opens values sealed
+   * under a previous key too); without it, keys with secrets cannot be stored or read.
+   */
+  masterKey?: SecretSealer;
 }
 
 /**
@@ -141,7 +154,7 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
   readonly prefix: string;
   private readonly keys: ReturnType<typeof virtualKeyKeys>;
   private readonly index: VirtualKeyIndex;
-  private readonly masterKey: MasterKey | undefined;
+  private readonly masterKey: SecretSealer | undefined;
   private readonly mirror: HashMirror;
   private readonly unopened = new Map<string, string>();
   /** The hash field each made key lives in, by ref: its ref, or its bare id when stored before ids were scoped. */
@@ -222,6 +235,10 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
     return this.index.list();
   }
 
+  declared(): VirtualKeyRecord[] {
+    return this.index.declaredList();
+  }
+
   async create(record: MadeVirtualKey): Promise<boolean> {
     if (!this.index.free(record)) return false;
     const field = refOf(record);
@@ -292,4 +309,60 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
       return undefined;
     }
   }
+}
+
+/** What `resealVirtualKeys` did. */
+export interface ResealReport {
+  /** The key id every re-sealed value now carries. */
+  kid: string;
+  /** Values this run re-sealed under `kid`. */
+  resealed: number;
+  /** Stored keys that were already under `kid`, or hold no secret. */
+  current: number;
+  /** Hash field → why its secrets do not open with the keyring given (never a secret); left as they are. */
+  unreadable: Map<string, string>;
+  /** Fields rewritten by a gateway on every pass of this run (so not re-sealed by it); run it again. */
+  busy: string[];
+}
+
+/**
+ * Re-seals, under the sealer's current key, every made virtual key whose secrets Redis holds sealed
+ * under another (`sluice rotate-master-key`). Only the sealed part of a stored value changes, with the
+ * same associated data (its hash field), so the key's content, scope and version stay as they were:
+ * running gateways re-read it from the channel, still open it (their keyring has both keys), and keep
+ * the plans built from it. Each value is replaced only if it still holds what was read (a script
+ * compares them), so a rotation PUT made meanwhile is never undone; such a field is read again on the
+ * next pass, at most `passes` passes.
+ */
+export async function resealVirtualKeys(conn: RedisConnection, sealer: SecretSealer, prefix = 'sluice:', passes = 5): Promise<ResealReport> {
+  const keys = virtualKeyKeys(prefix);
+  conn.client.defineCommand('sluiceVkReseal', { numberOfKeys: 1, lua: RESEAL_LUA });
+  const commands = conn.client as unknown as VirtualKeyCommands;
+  const report: ResealReport = { kid: sealer.id, resealed: 0, current: 0, unreadable: new Map(), busy: [] };
+  let again: Set<string> | undefined; // after the first pass: the fields written meanwhile, only
+  for (let pass = 1; pass <= passes && (again === undefined || again.size > 0); pass++) {
+    const stored = await observed(conn, REDIS_VIRTUAL_KEY_STORE, 'reseal_read', () => conn.client.hgetall(keys.keys));
+    const busy = new Set<string>();
+    for (const [field, json] of Object.entries(stored)) {
+      if (again && !again.has(field)) continue;
+      let next: string;
+      try {
+        const s = JSON.parse(json) as StoredVirtualKey;
+        if (!s.sealed || s.sealed.kid === sealer.id) {
+          report.current++;
+          continue;
+        }
+        next = JSON.stringify({ ...s, sealed: sealer.seal(sealer.open(s.sealed, aad(field)), aad(field)) } satisfies StoredVirtualKey);
+      } catch (e) {
+        report.unreadable.set(field, e instanceof MasterKeyError ? e.message : `not readable: ${(e as Error).message}`);
+        continue;
+      }
+      const done = await observed(conn, REDIS_VIRTUAL_KEY_STORE, 'reseal', () => commands.sluiceVkReseal(keys.keys, field, json, next, keys.channel));
+      if (done === 1) report.resealed++;
+      else busy.add(field);
+    }
+    again = busy;
+  }
+  report.busy = [...(again ?? [])];
+  return report;
 }
