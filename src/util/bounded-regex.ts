@@ -23,6 +23,19 @@ export const MAX_REGEX_INPUT = 4096;
 export const MAX_REGEX_PROGRAM = 1000;
 export const MAX_REGEX_SEARCH_MS = 500;
 
+/**
+ * RE2's DFA builds its states as a search needs them and keeps them with the compiled pattern
+ * (re2js allows 8 MiB a pattern; crafted patterns such as `a[ab]{20}c` fill several MiB), so many
+ * stored guardrails could hold hundreds of MiB. Two bounds keep it flat: each pattern's DFA may hold
+ * MAX_REGEX_DFA_BYTES (re2js's own accounting, which matches the heap it takes; past it the DFA
+ * starts over, or hands the search to the NFA, still linear), and only the MAX_REGEX_WARM patterns
+ * used last keep their states: using another drops the states of the one used longest ago (it
+ * rebuilds them when next used). So the DFA states of every config pattern together stay under
+ * MAX_REGEX_WARM x MAX_REGEX_DFA_BYTES = 16 MiB, however many guardrails are stored.
+ */
+export const MAX_REGEX_DFA_BYTES = 256 * 1024;
+export const MAX_REGEX_WARM = 64;
+
 /** A compiled config pattern (stateless: one object serves every request). */
 export type BoundedRegex = RE2JS;
 
@@ -53,11 +66,39 @@ export function compileBoundedRegex(pattern: unknown, name = 'regex', flags = ''
   if (re.programSize() > MAX_REGEX_PROGRAM) {
     throw new Error(`${name} is too large once compiled (${re.programSize()} > ${MAX_REGEX_PROGRAM} instructions; lower its repeat counts)`);
   }
+  // The DFA is made now (empty: its states come with searches) so that its budget is set once; a
+  // cleared cache keeps the budget.
+  const dfa = re.re2().dfa;
+  dfa.maxMem = dfa.stateBudget = dfa.memBudget = MAX_REGEX_DFA_BYTES;
   return re;
+}
+
+/** Patterns whose DFA may hold states, the one used longest ago first (a Set keeps insertion order). */
+const warm = new Set<BoundedRegex>();
+let newest: BoundedRegex | undefined;
+
+/** Marks `re` as used now; the pattern that falls out of the MAX_REGEX_WARM last used drops its DFA states. */
+function touch(re: BoundedRegex): void {
+  if (re === newest) return;
+  newest = re;
+  warm.delete(re);
+  warm.add(re);
+  if (warm.size > MAX_REGEX_WARM) {
+    const oldest = warm.values().next().value!;
+    warm.delete(oldest);
+    oldest.re2().dfa.clearCache();
+  }
+}
+
+/** Tests `re` on the whole of `s` (the caller bounds `s`: at most MAX_REGEX_INPUT characters). */
+export function testBounded(re: BoundedRegex, s: string): boolean {
+  touch(re);
+  return re.test(s);
 }
 
 /** Tests `re` on the first MAX_REGEX_INPUT characters of `s` (routing: a prefix decides). */
 export function testBoundedPrefix(re: BoundedRegex, s: string): boolean {
+  touch(re);
   return re.test(s.length > MAX_REGEX_INPUT ? s.slice(0, MAX_REGEX_INPUT) : s);
 }
 
@@ -103,6 +144,7 @@ export function findBounded(re: BoundedRegex, s: string, limit = Infinity, budge
     throw new Error(`the regex search gave up after ${budget.ms} ms at character ${found.length > 0 ? found[found.length - 1]![1] : 0} of ${s.length}`);
   };
   if (performance.now() > budget.deadline) overBudget();
+  touch(re);
   if (!re.test(s)) return found;
   const m = re.matcher(s);
   while (m.find()) {
