@@ -292,6 +292,8 @@ describe('management queries', () => {
             answered(a, pairs);
             const ok = c.schema.safeParse(asQuery(pairs)).success;
             if (!ok) refused(a, pairs, 'invalid_query_parameter');
+            // a refused query names a parameter it was sent (an unknown one included)
+            if (!ok) expect(pairs.map(([k]) => k), a.text.slice(0, 300)).toContain(a.json.error.param);
             else expect([200, 403, 404], `${JSON.stringify(pairs)} → ${a.status} ${a.text.slice(0, 300)}`).toContain(a.status);
           }),
           { runs: 100 },
