@@ -2,7 +2,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import addFormatsModule from 'ajv-formats';
 import { z } from 'zod';
-import { compileBoundedRegex, MAX_REGEX_INPUT } from '../util/bounded-regex.js';
+import { compileBoundedRegex, MAX_REGEX_INPUT, testBounded } from '../util/bounded-regex.js';
 import { memoByObject } from '../util/memo.js';
 import { extractJson } from './json-text.js';
 import { phaseText } from './text.js';
@@ -20,7 +20,7 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 const boundedRegExp: RegExpEngine = Object.assign(
   (pattern: string, flags: string) => {
     const re = compileBoundedRegex(pattern, 'pattern', flags);
-    return { test: (s: string) => s.length <= MAX_REGEX_INPUT && re.test(s) };
+    return { test: (s: string) => s.length <= MAX_REGEX_INPUT && testBounded(re, s) };
   },
   { code: 'boundedRegExp' },
 );

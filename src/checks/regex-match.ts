@@ -17,8 +17,9 @@ Object.freeze(NO_MATCH);
 
 /**
  * Passes when the text matches `rule` (every text sent, or the answer). Use `not: true` to deny what
- * matches. The whole text is searched in bounded windows; `data` gives the match's offset, not the
- * matched text.
+ * matches. The whole text is searched at once (a match of any length, anywhere); a text longer than
+ * the rule's search bound throws, so the check fails closed either way. `data` gives the match's
+ * offset, not the matched text.
  */
 export const regexMatch: CheckDef<Params> = {
   id: 'regexMatch',

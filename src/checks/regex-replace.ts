@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { compileBoundedRegex, findBounded } from '../util/bounded-regex.js';
+import { compileBoundedRegex, findBounded, searchBudget } from '../util/bounded-regex.js';
 import { memoByObject } from '../util/memo.js';
 import { regexRule } from './params.js';
 import { rewritePhaseText } from './text.js';
@@ -13,7 +13,9 @@ const compiled = memoByObject((p: Params) => compileBoundedRegex(p.rule, 'rule')
 /**
  * Mutator: replaces every match of `rule` in every text of the request (all messages, prompts,
  * inputs) or of the answer with `redactText`, inserted as it is (`$1` and friends are not expanded).
- * Always passes; `data.replacements` counts the matches.
+ * Each text is searched whole (a match of any length, anywhere); a text too long to search, or a run
+ * past the search time budget (one for all the texts), throws: the hook fails closed rather than
+ * pass text it did not redact. Always passes otherwise; `data.replacements` counts the matches.
  */
 export const regexReplace: CheckDef<Params> = {
   id: 'regexReplace',
@@ -21,9 +23,10 @@ export const regexReplace: CheckDef<Params> = {
   mutator: true,
   run(input, p) {
     const re = compiled(p);
+    const budget = searchBudget();
     let replacements = 0;
     const transformed = rewritePhaseText(input, (text) => {
-      const ranges = findBounded(re, text);
+      const ranges = findBounded(re, text, Infinity, budget);
       if (ranges.length === 0) return text;
       replacements += ranges.length;
       let out = '';

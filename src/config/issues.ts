@@ -21,7 +21,17 @@ export function formatPath(path: readonly (string | number)[]): string {
   return out;
 }
 
-/** Parse with a schema or throw the gateway error for `code`, naming the first bad path. */
+/**
+ * Where an issue points, for `param`: its path, and for an unknown key the key itself (zod puts an
+ * unrecognized_keys issue on the object that holds the keys, so a strict query's `?nope=1` would
+ * otherwise name nothing).
+ */
+function paramPath(issue: z.core.$ZodIssue, prefix: (string | number)[]): (string | number)[] {
+  const path = [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+  return issue.code === 'unrecognized_keys' && issue.keys.length > 0 ? [...path, issue.keys[0]!] : path;
+}
+
+/** Parse with a schema or throw the gateway error for `code`, naming the first bad path (an unknown key by its name). */
 export function parseOrThrow<S extends z.ZodType>(
   schema: S,
   input: unknown,
@@ -33,7 +43,7 @@ export function parseOrThrow<S extends z.ZodType>(
   if (r.success) return r.data;
   const issues = toIssues(r.error, prefix);
   const first = issues[0];
-  const where = first ? formatPath(first.path) : '';
+  const where = first ? formatPath(paramPath(r.error.issues[0]!, prefix)) : '';
   const message = first
     ? `Invalid ${what}: ${where ? `${where}: ` : ''}${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`
     : `Invalid ${what}.`;

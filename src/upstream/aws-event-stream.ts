@@ -57,9 +57,6 @@ export function createAwsEventStreamDecoder(
   onEvent: (event: StreamEvent) => void,
   maxFrame = DEFAULT_UPSTREAM_LIMITS.maxEvent,
 ): AwsEventStreamDecoder {
-  /** Bytes of a frame not yet complete (undefined when none). */
-  let pending: Uint8Array | undefined;
-
   const frame = (bytes: Uint8Array): void => {
     let message;
     try {
@@ -80,34 +77,81 @@ export function createAwsEventStreamDecoder(
     }
   };
 
+  /**
+   * Bytes of a frame not yet complete, as they arrived (each a copy: the caller may reuse its
+   * buffer), `held` of them in all. They are joined once, when the frame is whole: joining on every
+   * write would copy a large frame sent in many small writes over and over (quadratic).
+   */
+  let parts: Uint8Array[] = [];
+  let held = 0;
+  /** The total length of the frame being held, once its prelude is in (0 before). */
+  let need = 0;
+
+  /** The total length a prelude declares, checked before anything more of the frame is kept. */
+  const totalOf = (prelude: Uint8Array): number => {
+    const total = new DataView(prelude.buffer, prelude.byteOffset, PRELUDE).getUint32(0, false);
+    if (total < MIN_MESSAGE) {
+      throw new GatewayError('upstream_invalid_response', `The provider sent an event-stream frame of impossible length ${total}.`);
+    }
+    if (total > maxFrame) throw upstreamTooLarge('event-stream frame', maxFrame);
+    return total;
+  };
+
+  /** The first PRELUDE bytes held (they may span parts). */
+  const heldPrelude = (): Uint8Array => {
+    if (parts[0]!.byteLength >= PRELUDE) return parts[0]!;
+    const out = new Uint8Array(PRELUDE);
+    let at = 0;
+    for (const p of parts) {
+      const n = Math.min(p.byteLength, PRELUDE - at);
+      out.set(p.subarray(0, n), at);
+      if ((at += n) === PRELUDE) break;
+    }
+    return out;
+  };
+
+  /** Decodes every whole frame in `buf` and holds the rest (copied unless `owned`: a buffer made here). */
+  const drain = (buf: Uint8Array, owned: boolean): void => {
+    let offset = 0;
+    while (buf.byteLength - offset >= PRELUDE) {
+      const total = totalOf(buf.subarray(offset, offset + PRELUDE));
+      if (buf.byteLength - offset < total) {
+        need = total;
+        break;
+      }
+      frame(buf.subarray(offset, offset + total));
+      offset += total;
+    }
+    if (offset < buf.byteLength) {
+      // Uint8Array#slice copies (Buffer#slice would not)
+      parts = [owned ? buf.subarray(offset) : Uint8Array.prototype.slice.call(buf, offset)];
+      held = buf.byteLength - offset;
+    }
+  };
+
   return {
     write(chunk) {
-      let buf = chunk;
-      if (pending) {
-        const joined = new Uint8Array(pending.byteLength + chunk.byteLength);
-        joined.set(pending, 0);
-        joined.set(chunk, pending.byteLength);
-        buf = joined;
-        pending = undefined;
+      if (held === 0) return drain(chunk, false);
+      parts.push(Uint8Array.prototype.slice.call(chunk));
+      held += chunk.byteLength;
+      if (need === 0 && held >= PRELUDE) need = totalOf(heldPrelude());
+      if (need === 0 || held < need) return;
+      const joined = new Uint8Array(held);
+      let at = 0;
+      for (const p of parts) {
+        joined.set(p, at);
+        at += p.byteLength;
       }
-      let offset = 0;
-      while (buf.byteLength - offset >= PRELUDE) {
-        const view = new DataView(buf.buffer, buf.byteOffset + offset, PRELUDE);
-        const total = view.getUint32(0, false);
-        if (total < MIN_MESSAGE) {
-          throw new GatewayError('upstream_invalid_response', `The provider sent an event-stream frame of impossible length ${total}.`);
-        }
-        if (total > maxFrame) throw upstreamTooLarge('event-stream frame', maxFrame);
-        if (buf.byteLength - offset < total) break;
-        frame(buf.subarray(offset, offset + total));
-        offset += total;
-      }
-      // Keep the rest as a copy: the caller may reuse its buffer (and Buffer#slice would not copy).
-      if (offset < buf.byteLength) pending = buf === chunk ? Uint8Array.prototype.slice.call(buf, offset) : buf.subarray(offset);
+      parts = [];
+      held = 0;
+      need = 0;
+      drain(joined, true);
     },
     end() {
-      if (pending) {
-        pending = undefined;
+      if (held > 0) {
+        parts = [];
+        held = 0;
+        need = 0;
         throw new GatewayError('stream_interrupted', 'The provider stream ended inside an event-stream frame.');
       }
     },

@@ -5,17 +5,36 @@ import { RE2JS } from 're2js';
  * `regexMatch` and `regexReplace` checks, jsonSchema `pattern`) run on RE2 (the `re2js` port): matching
  * takes time linear in the text, whatever the pattern, so no pattern can stall the event loop the way
  * `^(a+)+$` does on a backtracking engine. RE2 has no backreferences and no lookaround; a pattern that
- * uses them is refused when its config is validated. Linear is not free: finding where a match sits
- * costs about (characters read) x (size of the compiled program). So the pattern has at most
- * MAX_REGEX_PATTERN characters and compiles to at most MAX_REGEX_PROGRAM instructions, each test sees
- * at most MAX_REGEX_INPUT characters, and a search over a whole text (findBounded) that has run for
- * MAX_REGEX_SEARCH_MS gives up by throwing, which fails the check (closed unless the hook says
- * `fail_on_error: false`).
+ * uses them is refused when its config is validated. Linear is not free: a search that falls back
+ * from RE2's DFA to its NFA costs about (characters read) x (size of the compiled program), and one
+ * engine call cannot be interrupted. So the pattern has at most MAX_REGEX_PATTERN characters and
+ * compiles to at most MAX_REGEX_PROGRAM instructions, and no engine call reads more than
+ * MAX_REGEX_WORK / (program size) characters:
+ *
+ * - routing (`$regex`) and jsonSchema tests read at most MAX_REGEX_INPUT characters (a prefix decides);
+ * - the guardrail checks search a text whole (findBounded), never in pieces: a match is a match
+ *   wherever it sits and however long it is, so padding cannot push one out of sight. A text longer
+ *   than the rule's bound is not searched: findBounded throws, which fails the check (closed unless
+ *   the hook says `fail_on_error: false`), as does a search that has run for MAX_REGEX_SEARCH_MS
+ *   (checked between engine calls).
  */
 export const MAX_REGEX_PATTERN = 256;
 export const MAX_REGEX_INPUT = 4096;
 export const MAX_REGEX_PROGRAM = 1000;
 export const MAX_REGEX_SEARCH_MS = 500;
+
+/**
+ * RE2's DFA builds its states as a search needs them and keeps them with the compiled pattern
+ * (re2js allows 8 MiB a pattern; crafted patterns such as `a[ab]{20}c` fill several MiB), so many
+ * stored guardrails could hold hundreds of MiB. Two bounds keep it flat: each pattern's DFA may hold
+ * MAX_REGEX_DFA_BYTES (re2js's own accounting, which matches the heap it takes; past it the DFA
+ * starts over, or hands the search to the NFA, still linear), and only the MAX_REGEX_WARM patterns
+ * used last keep their states: using another drops the states of the one used longest ago (it
+ * rebuilds them when next used). So the DFA states of every config pattern together stay under
+ * MAX_REGEX_WARM x MAX_REGEX_DFA_BYTES = 16 MiB, however many guardrails are stored.
+ */
+export const MAX_REGEX_DFA_BYTES = 256 * 1024;
+export const MAX_REGEX_WARM = 64;
 
 /** A compiled config pattern (stateless: one object serves every request). */
 export type BoundedRegex = RE2JS;
@@ -47,64 +66,95 @@ export function compileBoundedRegex(pattern: unknown, name = 'regex', flags = ''
   if (re.programSize() > MAX_REGEX_PROGRAM) {
     throw new Error(`${name} is too large once compiled (${re.programSize()} > ${MAX_REGEX_PROGRAM} instructions; lower its repeat counts)`);
   }
+  // The DFA is made now (empty: its states come with searches) so that its budget is set once; a
+  // cleared cache keeps the budget.
+  const dfa = re.re2().dfa;
+  dfa.maxMem = dfa.stateBudget = dfa.memBudget = MAX_REGEX_DFA_BYTES;
   return re;
+}
+
+/** Patterns whose DFA may hold states, the one used longest ago first (a Set keeps insertion order). */
+const warm = new Set<BoundedRegex>();
+let newest: BoundedRegex | undefined;
+
+/** Marks `re` as used now; the pattern that falls out of the MAX_REGEX_WARM last used drops its DFA states. */
+function touch(re: BoundedRegex): void {
+  if (re === newest) return;
+  newest = re;
+  warm.delete(re);
+  warm.add(re);
+  if (warm.size > MAX_REGEX_WARM) {
+    const oldest = warm.values().next().value!;
+    warm.delete(oldest);
+    oldest.re2().dfa.clearCache();
+  }
+}
+
+/** Tests `re` on the whole of `s` (the caller bounds `s`: at most MAX_REGEX_INPUT characters). */
+export function testBounded(re: BoundedRegex, s: string): boolean {
+  touch(re);
+  return re.test(s);
 }
 
 /** Tests `re` on the first MAX_REGEX_INPUT characters of `s` (routing: a prefix decides). */
 export function testBoundedPrefix(re: BoundedRegex, s: string): boolean {
+  touch(re);
   return re.test(s.length > MAX_REGEX_INPUT ? s.slice(0, MAX_REGEX_INPUT) : s);
 }
 
 /**
- * Every match of `re` over the whole of `s`, each test bounded: `s` is read in windows of at most
- * MAX_REGEX_INPUT characters whose starts are MAX_REGEX_INPUT / 2 apart, so a match of up to
- * MAX_REGEX_INPUT / 2 - 2 characters is found wherever it sits, and no test sees more than
- * MAX_REGEX_INPUT characters. (Guardrails must not be bypassed by padding, so unlike routing they
- * read all the text.) A window after the first starts one character early and one that ends before
- * the text ends one character late; matches touching those extra characters are dropped, so `^`,
- * `$` and `\b` do not match at a window's cut (the neighbouring window sees that spot inside).
- * Returns [start, end) ranges in `s` (UTF-16 offsets), sorted, overlapping ranges merged; at most
- * `limit` of them (then in the order found). Empty matches are ignored.
- * @throws Error when the search has run `budgetMs` (checked between windows and between matches; one
- * step is bounded by MAX_REGEX_INPUT x MAX_REGEX_PROGRAM).
+ * Most characters x program instructions one engine call may cost: the longest text a rule searches
+ * is MAX_REGEX_WORK / its program size (4,096 characters for a rule of the largest size, 1,000
+ * instructions; 315,076 for `\d{3}-\d{2}-\d{4}`, 13 instructions).
  */
-export function findBounded(re: BoundedRegex, s: string, limit = Infinity, budgetMs = MAX_REGEX_SEARCH_MS): Array<[number, number]> {
+export const MAX_REGEX_WORK = MAX_REGEX_INPUT * MAX_REGEX_PROGRAM;
+
+/** The longest text `re` searches whole (findBounded). */
+export function maxSearchLength(re: BoundedRegex): number {
+  return Math.floor(MAX_REGEX_WORK / Math.max(1, re.programSize()));
+}
+
+/** When a check's searches must stop: one budget serves every text a check run searches. */
+export interface SearchBudget {
+  readonly deadline: number;
+  readonly ms: number;
+}
+
+export function searchBudget(ms = MAX_REGEX_SEARCH_MS): SearchBudget {
+  return { deadline: performance.now() + ms, ms };
+}
+
+/**
+ * Every match of `re` in `s`, searched whole: leftmost-first and non-overlapping, as RE2 finds them
+ * in the whole text (`^`, `$` and `\b` mean the text's own ends and word edges). Returns [start, end)
+ * ranges (UTF-16 offsets), in order, at most `limit` of them. Empty matches are skipped.
+ * Most texts hold no match: one test on RE2's DFA says so without locating anything; only a text
+ * that matches is read again to find where.
+ * @throws Error when `s` is longer than maxSearchLength(re) (it is not searched: a check fails closed
+ * rather than pass a text it did not read), or when `budget` has run out (checked before the search
+ * and between matches). The message quotes no text.
+ */
+export function findBounded(re: BoundedRegex, s: string, limit = Infinity, budget: SearchBudget = searchBudget()): Array<[number, number]> {
+  const max = maxSearchLength(re);
+  if (s.length > max) {
+    throw new Error(`the text has ${s.length} characters; this rule searches at most ${max} (${MAX_REGEX_WORK} / its ${re.programSize()} instructions)`);
+  }
   const found: Array<[number, number]> = [];
-  const step = MAX_REGEX_INPUT / 2;
-  const deadline = performance.now() + budgetMs;
   const overBudget = (): never => {
-    throw new Error(`the regex search gave up after ${budgetMs} ms at character ${found.length > 0 ? found[found.length - 1]![1] : 0} of ${s.length}`);
+    throw new Error(`the regex search gave up after ${budget.ms} ms at character ${found.length > 0 ? found[found.length - 1]![1] : 0} of ${s.length}`);
   };
-  for (let k = 0; ; k++) {
-    if (k > 0 && performance.now() > deadline) overBudget();
-    const from = k === 0 ? 0 : k * step - 1;
-    const to = Math.min(s.length, from + MAX_REGEX_INPUT);
-    const window = from === 0 && to === s.length ? s : s.slice(from, to);
-    // Most windows hold no match: the test runs on RE2's DFA, far cheaper than finding positions.
-    if (re.test(window)) {
-      const m = re.matcher(window);
-      while (m.find()) {
-        if (performance.now() > deadline) overBudget();
-        const start = m.start();
-        const end = m.end();
-        if (end === start) continue;
-        const a = from + start;
-        const b = from + end;
-        if ((from > 0 && start === 0) || (to < s.length && b === to)) continue;
-        found.push([a, b]);
-        if (found.length >= limit) return found;
-      }
+  if (performance.now() > budget.deadline) overBudget();
+  touch(re);
+  if (!re.test(s)) return found;
+  const m = re.matcher(s);
+  while (m.find()) {
+    const start = m.start();
+    const end = m.end();
+    if (end > start) {
+      found.push([start, end]);
+      if (found.length >= limit) break;
     }
-    if (to >= s.length) break;
+    if (performance.now() > budget.deadline) overBudget();
   }
-  if (found.length < 2) return found;
-  found.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
-  const out: Array<[number, number]> = [found[0]!];
-  for (let i = 1; i < found.length; i++) {
-    const last = out[out.length - 1]!;
-    const [a, b] = found[i]!;
-    if (a < last[1]) last[1] = Math.max(last[1], b);
-    else out.push([a, b]);
-  }
-  return out;
+  return found;
 }

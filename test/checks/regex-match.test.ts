@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compileBoundedRegex, findBounded, MAX_REGEX_INPUT } from '../../src/util/bounded-regex.js';
+import { compileBoundedRegex, findBounded, maxSearchLength, MAX_REGEX_INPUT, MAX_REGEX_WORK, searchBudget } from '../../src/util/bounded-regex.js';
+import { settleCheckSync } from '../../src/checks/settle.js';
 import { requestInput } from '../../src/checks/text.js';
 import { resolveCheck, runCheck } from '../../src/checks/registry.js';
 import { DATA_JSON } from '../../src/checks/types.js';
@@ -49,7 +50,7 @@ describe('regexMatch', () => {
     expect(JSON.stringify(out.data)).not.toContain('NEEDLE');
   });
 
-  it('^, $ and \\b mean the ends of the text and real word edges, not the cuts between windows', async () => {
+  it('^, $ and \\b mean the ends of the text and real word edges, wherever they sit in a long text', async () => {
     const pad = 'z'.repeat(MAX_REGEX_INPUT * 2);
     for (const cut of [MAX_REGEX_INPUT / 2 - 1, MAX_REGEX_INPUT / 2, MAX_REGEX_INPUT - 1, MAX_REGEX_INPUT]) {
       const text = 'y'.repeat(cut) + 'abc' + pad;
@@ -63,11 +64,45 @@ describe('regexMatch', () => {
     expect(await verdict('regexMatch', { rule: '\\babc\\b' }, chatRequest(pad + ' abc ' + pad))).toBe(true);
   });
 
-  it('finds a match of up to half a window wherever it sits', async () => {
-    const needle = 'N' + 'e'.repeat(MAX_REGEX_INPUT / 2 - 4) + 'D';
-    for (let at = 0; at < MAX_REGEX_INPUT * 2; at += 331) {
-      const text = 'x'.repeat(at) + needle + 'x'.repeat(MAX_REGEX_INPUT * 2);
-      expect((await run('regexMatch', { rule: 'Ne+D' }, chatRequest(text))).data, `at ${at}`).toEqual({ matched: true, offset: at });
+  it('padding cannot hide a match: a greedy rule matching across character 4,096, or at the end of a long text, denies', async () => {
+    const deny = { rule: 'secret.*', not: true };
+    // "secret" straddles character 4,096, and the greedy match runs to the end of the text
+    const straddling = 'x'.repeat(MAX_REGEX_INPUT - 3) + 'secret' + 'y'.repeat(MAX_REGEX_INPUT * 2);
+    expect(await verdict('regexMatch', deny, chatRequest(straddling))).toBe(false);
+    expect((await run('regexMatch', { rule: 'secret.*' }, chatRequest(straddling))).data).toEqual({ matched: true, offset: MAX_REGEX_INPUT - 3 });
+    // at the very end of a text over 4 KB, and at every offset across the first windows' edges
+    for (let at = 0; at <= MAX_REGEX_INPUT * 2 + 8; at += 257) {
+      const text = 'x'.repeat(MAX_REGEX_INPUT + at) + 'secret' + 'y'.repeat(at);
+      expect(await verdict('regexMatch', deny, chatRequest(text)), `secret at ${MAX_REGEX_INPUT + at}`).toBe(false);
+    }
+    // a match longer than any window: "begin", 20,000 characters, "end"
+    const long = 'x'.repeat(100) + 'begin' + 'y'.repeat(20_000) + 'end' + 'x'.repeat(100);
+    expect(await verdict('regexMatch', { rule: 'begin[^z]*end', not: true }, chatRequest(long))).toBe(false);
+    expect(await verdict('regexMatch', { rule: 'begin[^y]*end', not: true }, chatRequest(long))).toBe(true);
+  });
+
+  it('finds a match of any length wherever it sits, and reports the leftmost', async () => {
+    for (const len of [2, MAX_REGEX_INPUT / 2, MAX_REGEX_INPUT * 3]) {
+      const needle = 'N' + 'e'.repeat(len) + 'D';
+      for (let at = 0; at < MAX_REGEX_INPUT * 2; at += 997) {
+        const text = 'x'.repeat(at) + needle + 'x'.repeat(MAX_REGEX_INPUT) + needle;
+        expect((await run('regexMatch', { rule: 'Ne+D' }, chatRequest(text))).data, `${len} at ${at}`).toEqual({ matched: true, offset: at });
+      }
+    }
+  });
+
+  it('a text longer than the rule searches is not passed unread: the check fails closed, with or without not', () => {
+    const re = compileBoundedRegex('secret', 'rule');
+    const max = maxSearchLength(re);
+    expect(max).toBe(Math.floor(MAX_REGEX_WORK / re.programSize()));
+    expect(findBounded(re, 'x'.repeat(max - 6) + 'secret')).toEqual([[max - 6, max]]);
+    expect(() => findBounded(re, 'x'.repeat(max + 1))).toThrow(/searches at most/);
+    const text = 'x'.repeat(max + 1);
+    for (const not of [false, true]) {
+      const { result } = settleCheckSync(resolveCheck('regexMatch', { rule: 'secret', not }, 'p'), chatRequest(text), deps());
+      expect(result.verdict, `not: ${not}`).toBe(false);
+      expect(result.error).toMatch(/searches at most/);
+      expect(result.error).not.toContain('xxxx');
     }
   });
 
@@ -96,7 +131,7 @@ describe('regexMatch', () => {
 
   it('a search that runs past its time budget throws (the hook fails closed), rather than hold the event loop', () => {
     const re = compileBoundedRegex('.*b|a', 'rule');
-    expect(() => findBounded(re, 'a'.repeat(MAX_REGEX_INPUT * 8), Infinity, 0)).toThrow(/gave up after 0 ms/);
+    expect(() => findBounded(re, 'a'.repeat(MAX_REGEX_INPUT), Infinity, searchBudget(-1))).toThrow(/gave up after -1 ms/);
     expect(findBounded(re, 'xxaxx')).toEqual([[2, 3]]);
   });
 });

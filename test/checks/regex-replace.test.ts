@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_REGEX_INPUT } from '../../src/util/bounded-regex.js';
+import { compileBoundedRegex, maxSearchLength, MAX_REGEX_INPUT } from '../../src/util/bounded-regex.js';
 import { requestInput } from '../../src/checks/text.js';
 import { chatRequest, chatResponse, expectInvalid, run } from './_helpers.js';
 
@@ -40,11 +40,32 @@ describe('regexReplace', () => {
     expect(out.transformed?.response?.body).toMatchObject({ choices: [{ message: { content: 'call [REDACTED] now' } }] });
   });
 
-  it('inserts redactText literally and replaces a match that crosses a window boundary once', async () => {
-    const text = 'a'.repeat(MAX_REGEX_INPUT / 2 - 3) + 'SECRET' + 'b'.repeat(MAX_REGEX_INPUT);
+  it('inserts redactText literally and replaces a match across character 4,096 once', async () => {
+    const text = 'a'.repeat(MAX_REGEX_INPUT - 3) + 'SECRET' + 'b'.repeat(MAX_REGEX_INPUT);
     const out = await run('regexReplace', { rule: 'SECRET', redactText: '$1' }, chatRequest(text));
     const content = (out.transformed!.request!.body.messages as { content: string }[])[0]!.content;
-    expect(content).toBe('a'.repeat(MAX_REGEX_INPUT / 2 - 3) + '$1' + 'b'.repeat(MAX_REGEX_INPUT));
+    expect(content).toBe('a'.repeat(MAX_REGEX_INPUT - 3) + '$1' + 'b'.repeat(MAX_REGEX_INPUT));
+  });
+
+  it('padding cannot hide a match: a greedy rule across character 4,096 or at the end of a long text is redacted whole', async () => {
+    const contentOf = async (text: string) =>
+      ((await run('regexReplace', { rule: 'secret.*', redactText: 'X' }, chatRequest(text))).transformed!.request!.body.messages as { content: string }[])[0]!.content;
+    const pad = 'p'.repeat(MAX_REGEX_INPUT - 3);
+    expect(await contentOf(pad + 'secret' + 'y'.repeat(MAX_REGEX_INPUT * 2))).toBe(pad + 'X');
+    expect(await contentOf('p'.repeat(MAX_REGEX_INPUT * 3) + 'secret=hunter2')).toBe('p'.repeat(MAX_REGEX_INPUT * 3) + 'X');
+    // several long matches on separate lines (`.` stops at a newline)
+    const lines = ['a'.repeat(5000), 'secret ' + 'b'.repeat(6000), 'c'.repeat(100), 'the secret: ' + 'd'.repeat(9000)].join('\n');
+    const out = await run('regexReplace', { rule: 'secret.*', redactText: 'X' }, chatRequest(lines));
+    expect(out.data).toEqual({ replacements: 2 });
+    const content = (out.transformed!.request!.body.messages as { content: string }[])[0]!.content;
+    expect(content).toBe(['a'.repeat(5000), 'X', 'c'.repeat(100), 'the X'].join('\n'));
+  });
+
+  it('a text longer than the rule searches is not passed unredacted: the check throws (the hook fails closed)', async () => {
+    const max = maxSearchLength(compileBoundedRegex('secret', 'rule'));
+    await expect(run('regexReplace', { rule: 'secret' }, chatRequest('x'.repeat(max + 1) + 'secret'))).rejects.toThrow(/searches at most/);
+    const ok = await run('regexReplace', { rule: 'secret' }, chatRequest('x'.repeat(max - 6) + 'secret'));
+    expect(ok.data).toEqual({ replacements: 1 });
   });
 
   it('refuses bad parameters, naming the path', () => {

@@ -16,11 +16,13 @@ import { GuardrailBodySchema } from '../../src/management/guardrails.js';
 import { LogsQuerySchema } from '../../src/management/logs.js';
 import { PolicyListQuerySchema } from '../../src/management/policies.js';
 import { GetQuerySchema, ListQuerySchema } from '../../src/management/resources.js';
+import { MAX_JSON_DEPTH } from '../../src/util/json-depth.js';
 import { VirtualKeyBodySchema } from '../../src/management/virtual-keys.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { callApi } from '../helpers/http.js';
 import { checkAsync, PROPERTY_TIMEOUT_MS } from './_fuzz.js';
 import { answered, refused } from './_http.js';
+import { anyPattern, compiles, PATTERN_PARAM_OVERRIDES } from './_patterns.js';
 import { nearMissesOf, valuesOf } from './_zod-arbitrary.js';
 
 const WS_KEY = 'sk-fuzz-workspace-key-0123456789';
@@ -55,11 +57,12 @@ const scopeOverrides = (shape: Shape): [z.ZodType, fc.Arbitrary<unknown>][] =>
     ['organisation_id', fc.constantFrom('org-fuzz', 'org-fuzz', 'org-other')],
   ].flatMap(([k, arb]) => (shape[k as string] ? [[shape[k as string]!, arb as fc.Arbitrary<unknown>] as [z.ZodType, fc.Arbitrary<unknown>]] : []));
 
-/** Local checks (no outbound call; TODO(bounded-work): the pattern checks join once patterns are linear-time) with parameters from their own schemas. */
-const LOCAL_CHECKS = ['contains', 'wordCount', 'characterCount', 'jsonKeys', 'endsWith', 'alluppercase', 'notNull', 'modelWhitelist', 'requiredMetadataKeys'];
+/** Local checks (no outbound call) with parameters from their own schemas; the pattern checks with any pattern or schema (`_patterns.ts`). */
+const LOCAL_CHECKS = ['contains', 'wordCount', 'characterCount', 'jsonKeys', 'endsWith', 'alluppercase', 'notNull', 'modelWhitelist', 'requiredMetadataKeys', 'regexMatch', 'regexReplace', 'jsonSchema'];
+const paramsOf = (id: string) => CHECKS.get(`default.${id}`)!.params as z.ZodType;
 const storedCheck = fc
   .constantFrom(...LOCAL_CHECKS, 'no.such.check')
-  .chain((id) => fc.record({ id: fc.constant(id), parameters: CHECKS.has(`default.${id}`) ? (valuesOf(CHECKS.get(`default.${id}`)!.params as z.ZodType, { maxDepth: 2 }) as fc.Arbitrary<unknown>) : fc.constant({}) }));
+  .chain((id) => fc.record({ id: fc.constant(id), parameters: CHECKS.has(`default.${id}`) ? (valuesOf(paramsOf(id), { maxDepth: 2, overrides: PATTERN_PARAM_OVERRIDES }) as fc.Arbitrary<unknown>) : fc.constant({}) }));
 
 /** Template text: plain words, names, and sections, well-formed or not. */
 const templateText = fc
@@ -206,6 +209,53 @@ describe('management bodies', () => {
   }
 });
 
+describe('stored guardrails with pattern checks', () => {
+  it(
+    'any pattern: the guardrail is stored when RE2 compiles it, else a 400 invalid_config naming the check\'s parameters',
+    async () => {
+      const seen = { stored: 0, refused: 0 };
+      await checkAsync(
+        fc.asyncProperty(fc.constantFrom('default.regexMatch', 'regexReplace'), anyPattern, async (id, rule) => {
+          const body = { name: 'pattern', checks: [{ id, parameters: { rule } }], actions: { onFail: 'block' } };
+          const a = await callApi(gw.url, 'POST', '/v1/guardrails', WS_KEY, body);
+          answered(a, body);
+          if (compiles(rule)) expect(a.status, `${JSON.stringify(rule)} → ${a.text.slice(0, 300)}`).toBe(201);
+          else {
+            refused(a, body, 'invalid_config', ['checks', 0, 'parameters', 'rule']);
+            expect(a.json.error.param).toBe('checks[0].parameters');
+          }
+          seen[a.status === 201 ? 'stored' : 'refused']++;
+        }),
+        { runs: 80 },
+      );
+      expect(seen.stored).toBeGreaterThan(0);
+      expect(seen.refused).toBeGreaterThan(0);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+});
+
+describe('management bodies nested past the JSON depth cap', () => {
+  it(
+    `a body nested deeper than ${MAX_JSON_DEPTH} levels (up to 6,000) is a 400 json_too_deep on every resource`,
+    async () => {
+      const depth = fc.oneof(fc.integer({ min: MAX_JSON_DEPTH + 1, max: MAX_JSON_DEPTH + 4 }), fc.integer({ min: 5000, max: 6000 }));
+      await checkAsync(
+        fc.asyncProperty(fc.constantFrom(...resources()), depth, fc.boolean(), async (r, n, put) => {
+          const body = `{"name":${'['.repeat(n - 1)}${']'.repeat(n - 1)}}`;
+          // (api keys are never replaced: PUT there is a 405 whatever the body)
+          const replace = put && r.name !== 'api-keys';
+          const a = await callApi(gw.url, replace ? 'PUT' : 'POST', replace ? `${r.path}/fuzz-absent` : r.path, r.key, body);
+          answered(a, { resource: r.name, depth: n });
+          refused(a, { resource: r.name, depth: n }, 'json_too_deep');
+        }),
+        { runs: 40 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+});
+
 describe('management queries', () => {
   /** Query parameters: each field's values (strings, as a URL carries them), and unknown or repeated ones. */
   const queryArb = (schema: z.ZodType, extra: fc.Arbitrary<[string, string]>[] = []): fc.Arbitrary<[string, string][]> => {
@@ -242,6 +292,8 @@ describe('management queries', () => {
             answered(a, pairs);
             const ok = c.schema.safeParse(asQuery(pairs)).success;
             if (!ok) refused(a, pairs, 'invalid_query_parameter');
+            // a refused query names a parameter it was sent (an unknown one included)
+            if (!ok) expect(pairs.map(([k]) => k), a.text.slice(0, 300)).toContain(a.json.error.param);
             else expect([200, 403, 404], `${JSON.stringify(pairs)} → ${a.status} ${a.text.slice(0, 300)}`).toContain(a.status);
           }),
           { runs: 100 },

@@ -30,11 +30,13 @@ import {
   type Config,
 } from '../../src/config/schema.js';
 import { CHECKS } from '../../src/checks/registry.js';
+import { MAX_JSON_DEPTH } from '../../src/util/json-depth.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { post } from '../helpers/http.js';
 import { checkAsync, check, PROPERTY_TIMEOUT_MS, sampleOf } from './_fuzz.js';
 import { answered, asciiJson, headerSafe, headerText, refused } from './_http.js';
+import { anyPattern, anyText, compiles, PATTERN_PARAM_OVERRIDES, schemaWithPatterns } from './_patterns.js';
 import { nearMissesOf, valuesOf } from './_zod-arbitrary.js';
 
 const PATHS: Record<BodyEndpoint, string> = { chat: '/v1/chat/completions', completions: '/v1/completions', embeddings: '/v1/embeddings' };
@@ -71,9 +73,9 @@ function bodyArbitrary(endpoint: BodyEndpoint): fc.Arbitrary<unknown> {
 }
 
 /**
- * Checks that run locally, with parameters drawn from each check's own schema. TODO(bounded-work):
- * regexMatch, regexReplace and jsonSchema (patterns) join the list once patterns run on a
- * linear-time engine; validUrls, webhook, log and jwt make outbound calls and stay out.
+ * Checks that run locally, with parameters drawn from each check's own schema; the pattern checks'
+ * patterns and schemas are any (`_patterns.ts`): RE2 compiles them or the config is refused.
+ * validUrls, webhook, log and jwt make outbound calls and stay out.
  */
 const LOCAL_CHECKS = [
   'contains',
@@ -91,8 +93,12 @@ const LOCAL_CHECKS = [
   'allowedRequestTypes',
   'requiredMetadataKeys',
   'addPrefix',
+  'regexMatch',
+  'regexReplace',
+  'jsonSchema',
 ];
-const checkParams = (id: string) => valuesOf(CHECKS.get(`default.${id}`)!.params as z.ZodType, { maxDepth: 2 }) as fc.Arbitrary<Record<string, unknown>>;
+const paramsOf = (id: string) => CHECKS.get(`default.${id}`)!.params as z.ZodType;
+const checkParams = (id: string) => valuesOf(paramsOf(id), { maxDepth: 2, overrides: PATTERN_PARAM_OVERRIDES }) as fc.Arbitrary<Record<string, unknown>>;
 const hookCheck = fc.constantFrom(...LOCAL_CHECKS).chain((id) => fc.record({ id: fc.constantFrom(id, `default.${id}`), parameters: checkParams(id) }));
 const guardrailEntry = fc.oneof(
   fc.constantFrom('no-such-guardrail', ''),
@@ -213,21 +219,38 @@ describe('request bodies', () => {
   it(
     'any JSON, and any bytes, as a body: an answer, never a 500',
     async () => {
-      const raw = fc.oneof(
-        fc.jsonValue({ maxDepth: 4 }),
-        fc.string({ maxLength: 40 }),
-        // JSON nested deeper than any schema walks. TODO(bounded-work): up to 50 until JSON depth is
-        // capped at parse; then 5,000 and more, expecting the cap's 400.
-        fc.integer({ min: 1, max: 50 }).map((n) => '['.repeat(n) + ']'.repeat(n)),
-        fc.integer({ min: 1, max: 50 }).map((n) => `{"model":"gpt-4o","messages":[{"role":"user","content":${'['.repeat(n)}${']'.repeat(n)}}]}`),
-      );
+      const raw = fc.oneof(fc.jsonValue({ maxDepth: 4 }), fc.string({ maxLength: 40 }));
       await checkAsync(
         fc.asyncProperty(fc.constantFrom(...Object.values(PATHS)), raw, async (path, body) => {
           const r = await post(`${gw.url}${path}`, routed(), typeof body === 'string' ? body : JSON.stringify(body));
           answered(r, body);
           if (r.status === 400) expect(['invalid_json', 'invalid_request_body']).toContain(r.json.error.code);
         }),
-        { runs: 150 },
+        { runs: 120 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    `JSON nested deeper than ${MAX_JSON_DEPTH} levels (up to 6,000) is a 400 json_too_deep; up to it, never that`,
+    async () => {
+      // Around the cap, and far past it (5,000 levels overflowed the stack of the code after the parse).
+      const depth = fc.oneof(fc.integer({ min: 1, max: MAX_JSON_DEPTH + 12 }), fc.integer({ min: MAX_JSON_DEPTH - 3, max: MAX_JSON_DEPTH + 3 }), fc.integer({ min: 5000, max: 6000 }));
+      const nested = fc.oneof(
+        depth.map((n) => ({ depth: n, text: '['.repeat(n) + ']'.repeat(n) })),
+        depth.map((n) => ({ depth: n, text: `{"a":${'{"a":'.repeat(n - 1)}1${'}'.repeat(n)}` })),
+        // inside a chat body: the object, `messages`, a message and `content` add three levels
+        depth.map((n) => ({ depth: n + 3, text: `{"model":"gpt-4o","messages":[{"role":"user","content":${'['.repeat(n)}${']'.repeat(n)}}]}` })),
+      );
+      await checkAsync(
+        fc.asyncProperty(fc.constantFrom(...Object.values(PATHS)), nested, async (path, { depth: d, text }) => {
+          const r = await post(`${gw.url}${path}`, routed(), text);
+          answered(r, { depth: d });
+          if (d > MAX_JSON_DEPTH) refused(r, { depth: d }, 'json_too_deep');
+          else expect(r.json?.error?.code, `${d} → ${r.text.slice(0, 300)}`).not.toBe('json_too_deep');
+        }),
+        { runs: 60 },
       );
     },
     PROPERTY_TIMEOUT_MS,
@@ -334,6 +357,53 @@ describe('configs', () => {
         { runs: 150 },
       );
       expect(served, 'no config reached the fake and back').toBeGreaterThan(0);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    'a pattern check with any pattern, on texts that stall a backtracking engine: it compiles and answers, or the config is a 400 invalid_config naming its path',
+    async () => {
+      const patternCheck = fc.oneof(
+        fc.tuple(fc.constantFrom('regexMatch', 'regexReplace'), anyPattern).map(([id, rule]) => ({ id, params: { rule } as Record<string, unknown>, field: 'rule', ok: compiles(rule) })),
+        schemaWithPatterns.map((schema) => ({ id: 'jsonSchema', params: { schema } as Record<string, unknown>, field: 'schema', ok: undefined as boolean | undefined })),
+      );
+      const seen = { refused: 0, ran: 0 };
+      await checkAsync(
+        fc.asyncProperty(patternCheck, fc.constantFrom('input_guardrails', 'output_guardrails'), anyText, async ({ id, params, field, ok }, list, text) => {
+          const config = toFake({ [list]: [{ [`default.${id}`]: params, deny: true }] });
+          const r = await post(`${gw.url}${PATHS.chat}`, gw.headers({ 'x-gateway-config': asciiJson(config) }), { ...CHAT, messages: [{ role: 'user', content: text }] });
+          answered(r, { config, text: text.slice(0, 60) });
+          const why = `${JSON.stringify(params)} → ${r.status} ${r.text.slice(0, 400)}`;
+          const refusedHere = r.status === 400 && r.json.error.code === 'invalid_config';
+          if (ok !== undefined) expect(refusedHere, why).toBe(!ok);
+          if (refusedHere) refused(r, config, 'invalid_config', ['config', list, 0, `default.${id}`, field]);
+          seen[refusedHere ? 'refused' : 'ran']++;
+        }),
+        { runs: 120 },
+      );
+      expect(seen.refused, 'no pattern was refused').toBeGreaterThan(0);
+      expect(seen.ran, 'no pattern compiled and ran').toBeGreaterThan(0);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    `an x-gateway-config nested deeper than ${MAX_JSON_DEPTH} levels (up to 5,000) is a 400 json_too_deep naming the header`,
+    async () => {
+      const depth = fc.oneof(fc.integer({ min: MAX_JSON_DEPTH - 2, max: MAX_JSON_DEPTH + 2 }), fc.integer({ min: 1000, max: 5000 }));
+      await checkAsync(
+        fc.asyncProperty(depth, async (n) => {
+          const header = `{"metadata":${'['.repeat(n - 1)}${']'.repeat(n - 1)}}`;
+          const r = await post(`${gw.url}${PATHS.chat}`, gw.headers({ 'x-gateway-config': header }), CHAT);
+          answered(r, { depth: n });
+          if (n > MAX_JSON_DEPTH) {
+            refused(r, { depth: n }, 'json_too_deep');
+            expect(r.json.error.param).toBe('x-gateway-config');
+          } else expect(r.json?.error?.code).not.toBe('json_too_deep');
+        }),
+        { runs: 20 },
+      );
     },
     PROPERTY_TIMEOUT_MS,
   );

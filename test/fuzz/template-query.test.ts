@@ -10,8 +10,9 @@ import Mustache from 'mustache';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { compileQuery, type Predicate, type QueryInput } from '../../src/plan/query.js';
-import { compileTemplate, renderTemplate, TemplateError, type Template } from '../../src/util/template.js';
+import { compileTemplate, renderBudget, renderTemplate, TemplateError, TemplateLimitError, type Template } from '../../src/util/template.js';
 import { check, PROPERTY_TIMEOUT_MS } from './_fuzz.js';
+import { anyPattern, compiles, EVIL_TEXTS } from './_patterns.js';
 
 // ---------------------------------------------------------------------------------------------
 // Templates
@@ -27,14 +28,37 @@ const templateSource = fc
   )
   .map((parts) => parts.join(''));
 
-/** Small variables: TODO(bounded-work): lists of at most 3 items and shallow nesting until template
- * rendering is capped (iterations and output); then widen to amplifying shapes and expect the cap's
- * typed error. */
+/**
+ * Variables of any shape: long lists and deep nesting included, so that sections multiply. Rendering
+ * is bounded (steps and output), so a render either finishes within the budget or stops with a
+ * TemplateLimitError naming the cap.
+ */
 const variables = fc.dictionary(
   fc.constantFrom('a', 'b', 'items', 'x', 'constructor', '__proto__', 'toString'),
-  fc.jsonValue({ maxDepth: 3, depthSize: 'small' }),
+  fc.oneof(
+    fc.jsonValue({ maxDepth: 6, depthSize: 'medium' }),
+    fc.array(fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.dictionary(fc.constantFrom('a', 'b', 'items', 'x'), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 3 })), { maxLength: 40 }),
+  ),
   { maxKeys: 5 },
 ) as fc.Arbitrary<Record<string, unknown>>;
+
+/** Budgets: the default, and small ones that amplifying shapes reach within a few runs. */
+const budget = fc.oneof(fc.constant(undefined), fc.tuple(fc.integer({ min: 1, max: 2000 }), fc.integer({ min: 0, max: 20_000 })));
+
+/** Renders within `limits` (default caps when undefined): the text, or the TemplateLimitError that stopped it. */
+function renderOrLimit(t: Template, vars: Record<string, unknown>, missing: Set<string>, limits: [number, number] | undefined): string | TemplateLimitError {
+  const b = limits ? renderBudget(...limits) : renderBudget();
+  try {
+    const out = renderTemplate(t, vars, missing, b);
+    expect(out.length).toBeLessThanOrEqual(b.maxOutput);
+    return out;
+  } catch (e) {
+    if (!(e instanceof TemplateLimitError)) throw e;
+    expect(['steps', 'output']).toContain(e.what);
+    expect(e.limit).toBe(e.what === 'steps' ? b.maxSteps : b.maxOutput);
+    return e;
+  }
+}
 
 function compileOrError(source: string): Template | TemplateError {
   try {
@@ -70,20 +94,20 @@ const plainVariables = fc.record(
 
 describe('prompt templates (src/util/template.ts)', () => {
   it(
-    'any text compiles or is a TemplateError; what compiles renders to a string without throwing, and reports only names it wrote',
+    'any text compiles or is a TemplateError; what compiles renders to a string within its budget or stops with a TemplateLimitError, and reports only names it wrote',
     () => {
       check(
-        fc.property(templateSource, variables, (source, vars) => {
+        fc.property(templateSource, variables, budget, (source, vars, limits) => {
           const t = compileOrError(source);
           if (t instanceof TemplateError) {
             expect(t.message.length).toBeGreaterThan(0);
             return;
           }
           const missing = new Set<string>();
-          const out = renderTemplate(t, vars, missing);
-          expect(typeof out).toBe('string');
+          const out = renderOrLimit(t, vars, missing, limits);
           for (const name of missing) expect(source).toContain(name);
-          if (!source.includes('{{')) expect(out).toBe(source);
+          if (typeof out === 'string' && !source.includes('{{')) expect(out).toBe(source);
+          if (out instanceof TemplateLimitError && out.variable !== undefined) expect(source).toContain(out.variable);
         }),
         { runs: 1000 },
       );
@@ -105,6 +129,34 @@ describe('prompt templates (src/util/template.ts)', () => {
         }),
         { runs: 600 },
       );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    'sections nested over long lists (output that multiplies) render within the caps or stop with a TemplateLimitError naming a section',
+    () => {
+      const names = ['a', 'b', 'items', 'x'];
+      const nested = fc
+        .tuple(fc.array(fc.constantFrom(...names), { minLength: 1, maxLength: 8 }), fc.constantFrom('{{.}}', '{{x}}', 'row ', '{{items}}'))
+        .map(([path, leaf]) => path.map((n) => `{{#${n}}}`).join('') + leaf + [...path].reverse().map((n) => `{{/${n}}}`).join(''));
+      const long = fc.dictionary(
+        fc.constantFrom(...names),
+        fc.oneof(fc.array(fc.oneof(fc.integer(), fc.string({ maxLength: 200 })), { minLength: 1, maxLength: 60 }), fc.string({ maxLength: 2000 }), fc.constant(true)),
+        { minKeys: 1, maxKeys: 4 },
+      );
+      let stopped = 0;
+      check(
+        fc.property(nested, long, budget, (source, vars, limits) => {
+          const out = renderOrLimit(compileTemplate(source), vars, new Set(), limits);
+          if (out instanceof TemplateLimitError) {
+            stopped++;
+            expect([...names, '.']).toContain(out.variable);
+          }
+        }),
+        { runs: 300 },
+      );
+      expect(stopped, 'no run reached a cap').toBeGreaterThan(0);
     },
     PROPERTY_TIMEOUT_MS,
   );
@@ -132,11 +184,9 @@ describe('prompt templates (src/util/template.ts)', () => {
 const FIELDS = ['metadata.tier', 'metadata.n', 'metadata.user.plan', 'params.model', 'params.messages.0.role', 'params.temperature', 'url.pathname', 'metadata', 'tier', 'url.host', 'metadata.constructor', 'metadata.__proto__', 'params.toString', 'metadata.tags'];
 const OPS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists', '$not', '$regex', '$where', '$elemMatch'];
 
-const scalar = fc.oneof(fc.constantFrom('pro', 'free', 'gpt-4o', 'user', '/v1/chat/completions', 7, 0, 0.5, true, false, null), fc.string({ maxLength: 4 }), fc.integer({ min: -3, max: 10 }));
-/** Patterns: TODO(bounded-work): short and from a small alphabet until `$regex` runs on a
- * linear-time engine; then draw any pattern and expect an answer within the time limit (or the
- * engine's typed refusal). */
-const pattern = fc.stringMatching(/^[\^$.*+?()[\]|a-z0-9\\{},-]{0,10}$/);
+const scalar = fc.oneof(fc.constantFrom('pro', 'free', 'gpt-4o', 'user', '/v1/chat/completions', 7, 0, 0.5, true, false, null, ...EVIL_TEXTS), fc.string({ maxLength: 4 }), fc.integer({ min: -3, max: 10 }));
+/** Patterns: any string, and shapes that stall a backtracking engine; `$regex` runs on RE2, so each answers at once or is refused. */
+const pattern = anyPattern;
 const opArg: fc.Arbitrary<unknown> = fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }), fc.jsonValue({ maxDepth: 2 }), pattern);
 
 const fieldCondition: fc.Arbitrary<unknown> = fc.letrec<{ cond: unknown }>((tie) => ({
@@ -204,6 +254,29 @@ describe('conditional queries (src/plan/query.ts)', () => {
           for (const i of inputs) expect(typeof p(i)).toBe('boolean');
         }),
         { runs: 1000 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    '$regex: any pattern compiles (then answers on any text) or is a 400 invalid_config naming the $regex path',
+    () => {
+      check(
+        fc.property(fc.constantFrom(...FIELDS.filter((f) => /^(metadata|params)\.|^url\.pathname$/.test(f))), anyPattern, fc.array(queryInput, { minLength: 1, maxLength: 3 }), (field, p, inputs) => {
+          const q = compiled({ [field]: { $regex: p } });
+          if (q instanceof GatewayError) {
+            expect(compiles(p)).toBe(false);
+            expect(q.code).toBe('invalid_config');
+            expect(q.status).toBe(400);
+            expect(String(q.param)).toBe(`config.strategy.conditions[0].query.${field}.$regex`);
+            expect(q.message).toContain('$regex');
+            return;
+          }
+          expect(compiles(p)).toBe(true);
+          for (const i of inputs) expect(typeof q(i)).toBe('boolean');
+        }),
+        { runs: 500 },
       );
     },
     PROPERTY_TIMEOUT_MS,

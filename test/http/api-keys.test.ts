@@ -144,7 +144,7 @@ describe('/v1/api-keys (memory store)', () => {
       [{ name: 'x', scopes: ['root'] }, 'scopes[0]'],
       [{ name: 'x', scopes: 'admin' }, 'scopes'],
       [{ name: 'x', workspace_id: '' }, 'workspace_id'],
-      [{ name: 'x', key: 'sk-sluice-chosen-by-me-000000' }, ''],
+      [{ name: 'x', key: 'sk-sluice-chosen-by-me-000000' }, 'key'],
     ] as const) {
       const r = await api('POST', PATH, TEST_KEY, b);
       expect(r.status, JSON.stringify(b)).toBe(400);

@@ -78,8 +78,8 @@ describe('guardrails API over HTTP (memory store)', () => {
       [body('x', { checks: [{ parameters: {} }] }), 'invalid_request_body', 'checks[0].id'],
       [body('x', { checks: [{ id: 'contains', parameters: [] }] }), 'invalid_request_body', 'checks[0].parameters'],
       [body('x', { actions: { onFail: 'explode' } }), 'invalid_request_body', 'actions.onFail'],
-      [body('x', { actions: { colour: 'red' } }), 'invalid_request_body', 'actions'],
-      [body('x', { surprise: 1 }), 'invalid_request_body', ''],
+      [body('x', { actions: { colour: 'red' } }), 'invalid_request_body', 'actions.colour'],
+      [body('x', { surprise: 1 }), 'invalid_request_body', 'surprise'],
       [body('x', { checks: [{ id: 'contains', parameters: {} }, { id: 'default.nope', parameters: {} }] }), 'invalid_config', 'checks.1.parameters'],
     ];
     for (const [b, code, param] of cases) {
@@ -215,7 +215,8 @@ describe('guardrails API over HTTP (memory store)', () => {
         ['page_size=101', 'page_size'],
         ['current_page=1.5', 'current_page'],
         ['page_size=1&page_size=2', 'page_size'],
-        ['colour=red', ''],
+        ['colour=red', 'colour'],
+        ['workspace_id=ws-a&colour=red&size=1', 'colour'],
         ['workspace_id=', 'workspace_id'],
       ]) {
         const r = await a('GET', `/v1/guardrails?${q}`, KEY_A);
@@ -223,7 +224,10 @@ describe('guardrails API over HTTP (memory store)', () => {
         expect(r.json.error.code).toBe('invalid_query_parameter');
         expect(r.json.error.param ?? '', q).toBe(param);
       }
-      expect((await a('GET', `/v1/guardrails/${made[0]}?colour=red`, KEY_A)).status).toBe(400);
+      const get = await a('GET', `/v1/guardrails/${made[0]}?colour=red`, KEY_A);
+      expect(get.status).toBe(400);
+      expect(get.json.error).toMatchObject({ code: 'invalid_query_parameter', param: 'colour' });
+      expect(get.json.error.message).toContain('colour');
     } finally {
       await gw2.close();
     }

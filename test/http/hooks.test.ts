@@ -53,6 +53,20 @@ describe('input guardrails and before hooks', () => {
     expect(fake.requests).toHaveLength(0);
   });
 
+  it('padding does not get past a pattern guardrail: a greedy rule matching across character 4,096 or at the end of a long text denies, and is redacted whole', async () => {
+    const deny = { ...target(fake), input_guardrails: [{ id: 'no-secrets', 'default.regexMatch': { rule: 'secret.*', not: true }, deny: true }] };
+    for (const text of ['x'.repeat(4093) + 'secret=hunter2' + 'y'.repeat(9000), 'x'.repeat(12_000) + 'secret=hunter2']) {
+      const r = await send(deny, chat(text));
+      expect(r.status).toBe(446);
+      expect(r.json.hook_results.before_request_hooks[0].checks[0]).toMatchObject({ id: 'default.regexMatch', verdict: false, error: null });
+    }
+    expect(fake.requests).toHaveLength(0);
+    const redact = { ...target(fake), before_request_hooks: [{ id: 'redact', type: 'mutator', checks: [{ id: 'default.regexReplace', parameters: { rule: 'secret.*', redactText: '[R]' } }] }] };
+    const r = await send(redact, chat('x'.repeat(4093) + 'secret=hunter2' + 'y'.repeat(9000)));
+    expect(r.status).toBe(200);
+    expect(fake.requests[0]!.body.messages.at(-1).content).toBe('x'.repeat(4093) + '[R]');
+  });
+
   it('a passing request goes through with hook_results in the body', async () => {
     const config = { ...target(fake), input_guardrails: [{ id: 'no-cards', 'default.regexMatch': { rule: '\\d{4} \\d{4}', not: true }, deny: true }] };
     const r = await send(config, chat('hello there'));

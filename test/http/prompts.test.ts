@@ -94,7 +94,7 @@ describe('prompts: the API and rendering (memory store)', () => {
         [{ name: 'Nothing', model: 'm', parameters: {} }, 'messages'],
         [{ name: 'Bad prompt', prompt: 'Summarise {{text}' }, 'prompt'],
         [{ name: 'Completions', prompt: 'x', parameters: { best_of: 'many' } }, 'parameters.best_of'],
-        [support({ colour: 'red' }), ''],
+        [support({ colour: 'red' }), 'colour'],
         [support({ name: '' }), 'name'],
       ];
       for (const [body, param] of cases) {

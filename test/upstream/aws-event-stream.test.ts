@@ -81,6 +81,42 @@ describe('createAwsEventStreamDecoder', () => {
     expect(decode(Array.from(all, (b) => Uint8Array.of(b)))).toEqual(EXPECTED);
   });
 
+  it('decodes a large frame sent one byte a write (held pieces are joined once per frame, not on every write)', () => {
+    // 256 KiB: joining on every write would copy about 32 GiB here
+    const big = event('contentBlockDelta', { delta: { text: 'é'.repeat(128 * 1024) } });
+    const stream = Buffer.concat([THREE[0]!, big, THREE[1]!, THREE[2]!]);
+    const out: StreamEvent[] = [];
+    const d = createAwsEventStreamDecoder((e) => out.push(e));
+    const scratch = new Uint8Array(1);
+    for (let i = 0; i < stream.length; i++) {
+      scratch[0] = stream[i]!; // one buffer reused for every write, as a socket may
+      d.write(scratch);
+      if (i === THREE[0]!.length + big.length - 2) expect(out).toHaveLength(1); // the big frame waits for its last byte
+    }
+    d.end();
+    expect(out).toEqual([EXPECTED[0], { event: 'contentBlockDelta', data: JSON.stringify({ delta: { text: 'é'.repeat(128 * 1024) } }) }, EXPECTED[1], EXPECTED[2]]);
+  });
+
+  it('decodes any mix of write sizes the same way, and the length checks still come from the prelude', () => {
+    const all = Buffer.concat([...THREE, event('x', { pad: 'p'.repeat(3000) }), ...THREE]);
+    const whole = decode([all]);
+    for (const sizes of [[1, 2, 3], [11, 12, 13], [5, 100, 1], [4096], [7, 3001]]) {
+      const pieces: Uint8Array[] = [];
+      for (let at = 0, k = 0; at < all.length; k++) {
+        const n = sizes[k % sizes.length]!;
+        pieces.push(all.subarray(at, at + n));
+        at += n;
+      }
+      expect(decode(pieces), JSON.stringify(sizes)).toEqual(whole);
+    }
+    // an oversized frame's prelude arriving a byte at a time is refused once its 12th byte is in
+    const d = createAwsEventStreamDecoder(() => undefined, 1024);
+    const prelude = Buffer.alloc(12);
+    prelude.writeUInt32BE(4096, 0);
+    for (let i = 0; i < 11; i++) d.write(prelude.subarray(i, i + 1));
+    expect(thrown(() => d.write(prelude.subarray(11, 12))).code).toBe('upstream_response_too_large');
+  });
+
   it('decodes a write that ends one frame, holds a second whole, and starts a third', () => {
     const all = Buffer.concat(THREE);
     const cut1 = THREE[0]!.length - 5;
