@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 2: every x-gateway-cloud-* header of the interface spec fills the same field as the
+ * Every x-gateway-cloud-* header of the interface spec fills the same field as the
  * config key (provider-fields.ts declares each field's header); the spec header that sets no field is
  * refused, not ignored.
  */
