@@ -49,7 +49,7 @@ export interface Results {
   scenarios: Record<string, Scenario>;
 }
 
-const esc = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const esc = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 function num(x: Cell, digits = 1): string {
   if (typeof x !== 'number') return x === undefined || x === '' ? '' : esc(String(x));

@@ -13,7 +13,7 @@ import { writeOrCheck } from './markers.js';
 export const OPTIONS_PAGE = 'docs/operations.md';
 export const OPTIONS_MARKER = 'options';
 
-const cell = (s: string): string => s.replace(/\|/g, '\\|');
+const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** One row per option: flag, environment variable, default, what it does. */
 export function renderOptionsTable(): string {
