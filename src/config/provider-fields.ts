@@ -88,7 +88,7 @@ export const DeploymentSchema = z.strictObject({
 interface FieldGroup<F extends Record<string, z.ZodType>> {
   fields: F;
   /**
-   * The spec's required-key sets made of this group's fields: each, together with `provider`, is
+   * The required-key sets made of this group's fields: each, together with `provider`, is
    * enough for a config to name a usable target.
    */
   keySets?: readonly (readonly (keyof F & string)[])[];
