@@ -45,8 +45,9 @@ describe('names in the docs', () => {
 
   it('--flags of sluice serve are options it takes', () => {
     const known = new Set([...OPTION_TABLE.map((o) => o.flag), 'help', 'save-latest', 'no-build', 'out', 'only', 'evict-kb', 'rounds', 'round-ms', 'warmup-ms', 'iterations', 'trusted-hosts', 'bootstrap']);
-    // Other tools' flags the pages name: node's, V8's, the docs scripts', `duplicates`.
-    for (const f of ['import', 'write', 'heap-growing-percent', 'change']) known.add(f);
+    // Other tools' flags the pages name: node's, V8's, npm's, the docs scripts', `duplicates`.
+    for (const f of ['import', 'write', 'heap-growing-percent', 'change', 'ignore-scripts']) known.add(f);
+    known.add('version'); // sluice --version
     const flags = named(/(?<![\w-])--([a-z][a-z0-9-]*[a-z0-9])\b/g);
     const unknown = [...flags].filter(([f]) => !known.has(f.slice(2))).map(([f, p]) => `${f} (${p})`);
     expect(unknown).toEqual([]);
