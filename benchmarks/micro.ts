@@ -328,7 +328,7 @@ export function microCases(): MicroCase[] {
   const churnPlan = churnResolver.resolve(header(CONFIG_SINGLE));
   const churnValue: VirtualKey = { provider: 'openai', api_key: 'sk-fake-churn' };
 
-  // Guardrails (issue 11): the macro scenario's input and output guardrails, compiled as a plan does.
+  // Guardrails: the macro scenario's input and output guardrails, compiled as a plan does.
   const guardDeps: HookStageDeps = { checks: createCheckDeps(new HostGuard({ trusted: [] })), telemetry: noopTelemetry, onAsync: () => undefined };
   const inputHooks = compileHooks('input_guardrails', GUARDRAILS.input_guardrails, 'config');
   const outputHooks = compileHooks('output_guardrails', GUARDRAILS.output_guardrails, 'config');
@@ -349,7 +349,7 @@ export function microCases(): MicroCase[] {
   const guardedPlan: PlanNode = hitResolver.resolve(header(JSON.stringify({ ...target, ...GUARDRAILS })));
   const guardedRunner = new PlanRunner({ ...deps, hooks: guardDeps });
 
-  // Prompts (issue 12): what a request without a prompt pays, and one rendering of a parsed template.
+  // Prompts: what a request without a prompt pays, and one rendering of a parsed template.
   const promptRecord: PromptRecord = {
     id: 'p-1',
     slug: 'support-reply',

@@ -1,6 +1,6 @@
 /**
  * A minimal pass-through proxy: the reference contender of the benchmark (the floor of any Node proxy
- * on this machine, see benchmarks/README.md, "Method": a minimal Node proxy (http + undici Pool) ≈ 39 µs).
+ * on this machine, see benchmarks/README.md, "Method").
  *
  *   node:http server → one undici Pool (keep-alive) to the upstream origin
  *

@@ -1,6 +1,6 @@
 /**
  * Realistic wire data per provider for the translation micro-benchmarks (benchmarks/micro.ts, the
- * `provider …` cases), written from the wire-format reference (providers.md §1–§6), not from the
+ * `provider …` cases), written from each provider's API reference, not from the
  * translators: one chat request in the OpenAI shape, and per provider one non-stream answer and one
  * stream event as that provider sends them. Data only.
  */

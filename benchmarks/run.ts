@@ -55,9 +55,11 @@ import {
 import { CFG, CHAT_BODY, QUICK } from './config.js';
 import type { BenchContext } from './scenario.js';
 import { SCENARIOS } from './scenarios/index.js';
+import { BENCH_MARKER, BENCH_PAGE, readResults, renderBenchTable } from '../scripts/bench-table.js';
+import { writeOrCheck } from '../scripts/markers.js';
 
 
-/** The tracked summary of a full run (the README's figures come from it): written only with --save-latest. */
+/** The tracked summary of a full run (docs/benchmarks.md's table is rendered from it): written only with --save-latest. */
 export const LATEST_FILE = path.join(BENCH_DIR, 'results', 'latest.json');
 
 export const USAGE = `Usage: npm run bench [-- options]
@@ -70,7 +72,8 @@ Options:
   -h, --help       print this and exit
   --out <file>     write the results JSON here (default: BENCH_OUT, else the untracked
                    benchmarks/results/run-<UTC time>.json)
-  --save-latest    also write the tracked summary benchmarks/results/latest.json
+  --save-latest    also write the tracked summary benchmarks/results/latest.json and
+                   render docs/benchmarks.md's results from it
   --no-build       use the existing dist/ instead of building it first
 
 Environment: BENCH_QUICK=1, BENCH_REPS=N, BENCH_ONLY=id1,id2, BENCH_REDIS_URL, BENCH_NO_REDIS=1,
@@ -129,6 +132,20 @@ function defaultOutFile(startedAt: number): string {
 function shortPath(f: string): string {
   const r = path.relative(REPO_ROOT, f);
   return r.startsWith('..') || path.isAbsolute(r) ? f : r;
+}
+
+/**
+ * The commit the measured code was built from, with `+dirty` when the work tree had changes, so a
+ * results table can say what it measured; undefined outside a git checkout.
+ */
+export function gitCommit(): string | undefined {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim() !== '';
+    return dirty ? `${head}+dirty` : head;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Builds dist/ with the project's TypeScript (what `npm run build` does), output shown. */
@@ -393,6 +410,7 @@ async function main(opts: CliOptions, argv: string[]): Promise<void> {
 
   const json = {
     startedAt: new Date(t0).toISOString(),
+    commit: gitCommit(),
     elapsedS: round(elapsedS, 1),
     quick: QUICK,
     config: CFG,
@@ -418,6 +436,8 @@ async function main(opts: CliOptions, argv: string[]): Promise<void> {
     mkdirSync(path.dirname(f), { recursive: true });
     writeFileSync(f, text);
   }
+  // The docs' results table is rendered from the tracked summary, never typed: keep the two together.
+  if (opts.saveLatest) writeOrCheck(path.join(REPO_ROOT, BENCH_PAGE), BENCH_MARKER, () => renderBenchTable(readResults(LATEST_FILE)), ['--write']);
   process.exit(0);
 }
 

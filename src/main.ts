@@ -21,7 +21,7 @@ import { MemoryVersionedStore } from './state/memory/versioned-store.js';
  * How far V8 lets the old generation grow over the live size before the next full GC. V8's own
  * heuristics allow up to 4x on a small heap, so a gateway whose live set is ~30 MB swung between
  * ~125 and ~165 MB of RSS under sustained load depending on when the last full GC fell; 50% keeps it
- * flat (~134 MB in the benchmark) at no measurable CPU cost. 0 leaves V8's heuristics. The flag is
+ * flat (the `throughput` scenario reports RSS) at no measurable CPU cost. 0 leaves V8's heuristics. The flag is
  * read at each full GC, so setting it at start-up takes effect.
  */
 function limitHeapGrowth(percent: number): void {

@@ -1,4 +1,4 @@
-/** Scenario `guardrails` (issue 11): see benchmarks/README.md. */
+/** Scenario `guardrails`: see benchmarks/README.md. */
 import path from 'node:path';
 import { BENCH_DIR, REPO_ROOT, fetchOnce, fmt, median, runAutocannon, type HttpTarget, type ManagedProcess } from '../lib.js';
 import { CFG } from '../config.js';
@@ -147,7 +147,7 @@ async function calibrate(ctx: BenchContext, plainConfig: Record<string, unknown>
 
 export const guardrails: Scenario = {
   id: 'guardrails',
-  title: `Guardrails (issue 11): one target with vs without an input guardrail (regexMatch + wordCount) and an output guardrail (contains + characterCount), deny on, non-stream JSON — throughput (autocannon, ${CFG.throughput.connections} connections, ${CFG.guardrails.pairs} alternating pairs of ${CFG.guardrails.windowS} s windows per rep, each rep on a new gateway process; once with the load core as is and, where chrt can hold it, once held busy, each followed by a calibration with a known ${CALIBRATION_SPIN_US} µs) and latency at ≈1,000 req/s (wrk, ${CFG.guardrails.fixedRateS} s per rep), ${CFG.reps} interleaved reps`,
+  title: `Guardrails: one target with vs without an input guardrail (regexMatch + wordCount) and an output guardrail (contains + characterCount), deny on, non-stream JSON — throughput (autocannon, ${CFG.throughput.connections} connections, ${CFG.guardrails.pairs} alternating pairs of ${CFG.guardrails.windowS} s windows per rep, each rep on a new gateway process; once with the load core as is and, where chrt can hold it, once held busy, each followed by a calibration with a known ${CALIBRATION_SPIN_US} µs) and latency at ≈1,000 req/s (wrk, ${CFG.guardrails.fixedRateS} s per rep), ${CFG.reps} interleaved reps`,
   async run(ctx) {
     const G = ctx.cfg.guardrails;
     const reps = ctx.cfg.reps;

@@ -3,7 +3,7 @@ import { fetchOnce, keepAliveAgent, percentile, timeStreams, withCpuAndCores, ty
 import { CFG } from '../config.js';
 import { ms3, rotated, signed, type Check, type Scenario } from '../scenario.js';
 
-/** The added first-byte time of a native provider over the OpenAI pass-through (issue 10). */
+/** The added first-byte time of a native provider over the OpenAI pass-through. */
 const TARGET_MS = 0.5;
 
 interface Contender {

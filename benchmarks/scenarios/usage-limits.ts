@@ -1,4 +1,4 @@
-/** Scenario `usage-limits` (issue 12): see benchmarks/README.md. */
+/** Scenario `usage-limits`: see benchmarks/README.md. */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -32,7 +32,7 @@ interface Rep {
 
 export const usageLimits: Scenario = {
   id: 'usage-limits',
-  title: `Usage limits (issue 12): the same request with Redis, with one active tokens policy (reserve + settle in Redis) vs the policy archived, in one gateway process — throughput (autocannon, ${CFG.throughput.connections} connections, ${CFG.usageLimits.throughputS} s per rep), ${CFG.reps} interleaved reps`,
+  title: `Usage limits: the same request with Redis, with one active tokens policy (reserve + settle in Redis) vs the policy archived, in one gateway process — throughput (autocannon, ${CFG.throughput.connections} connections, ${CFG.usageLimits.throughputS} s per rep), ${CFG.reps} interleaved reps`,
   async run(ctx) {
     const U = ctx.cfg.usageLimits;
     const reps = ctx.cfg.reps;

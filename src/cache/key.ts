@@ -37,7 +37,7 @@ export interface CacheKeys {
   text?: string;
 }
 
-/** The keys of one request's answer (DESIGN.md §3 Cache). */
+/** The keys of one request's answer. */
 export function cacheKeys(k: CacheKeyInput): CacheKeys {
   const metadata = canonicalJson(k.metadata ?? {});
   const ns = k.namespace === undefined ? metadata : k.routesOnMetadata ? `${k.namespace}\n${metadata}` : k.namespace;

@@ -6,11 +6,10 @@
  *   members up to its data; those after its time, with the close of its hook's list after the last
  *   check; a hook's members up to its checks and after its time) is one string, made once per id
  *   and outcome (IdVariants), not per request. V8 concatenates into a rope that is flattened when
- *   the answer is encoded for the socket, and both cost by the piece as well as by the byte (the
- *   hookResults stage's micro-benchmark, the answer's encoding included: some 60 pieces down to
- *   some 30 took it from 4.5-4.9 to 4.3 µs, 2026-11-25; an array joined costs what the rope does.
- *   Writing the answer as bytes into a reused buffer allocated 3 KB less per request but measured
- *   no better under load: README, "fifth session");
+ *   the answer is encoded for the socket, and both cost by the piece as well as by the byte
+ *   (`npm run bench:micro -- --only hook`, whose hookResults case includes the answer's encoding,
+ *   shows the fewer pieces; an array joined costs what the rope does, and writing the answer as
+ *   bytes into a reused buffer allocated less but read no better in the `guardrails` scenario);
  * - a check's `data` goes through the generic serialiser only when the check did not write it
  *   (DATA_JSON), a hook's `feedback` always;
  * - `execution_time` is written from whole microseconds (`jsonMs3`).

@@ -28,7 +28,7 @@ export interface HookSpec {
   checks: ResolvedCheck[];
   /** Answer 446 when the hook fails (guardrail entry `deny`, or `on_fail.deny`). */
   denyOnFail: boolean;
-  /** Answer 446 when the hook passes (`on_success.deny`, as the spec allows for before hooks). */
+  /** Answer 446 when the hook passes (`on_success.deny`, as configs may ask of before hooks). */
   denyOnSuccess: boolean;
   /** Runs after the answer without delaying it; its verdict never changes the answer. */
   async: boolean;

@@ -256,7 +256,7 @@ export const ChatCompletionBody = z
 export type ChatCompletionBody = z.infer<typeof ChatCompletionBody>;
 
 // ---------------------------------------------------------------------------------------------
-// POST /v1/completions (legacy) — every limit of the interface spec's body table
+// POST /v1/completions (legacy) — every limit of OpenAI's completions request
 // ---------------------------------------------------------------------------------------------
 
 export const CompletionBody = z

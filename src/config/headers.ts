@@ -43,7 +43,7 @@ export const CONFIG_HEADERS: readonly (readonly [header: string, field: string, 
 ];
 
 /**
- * Headers the interface spec names that set no config field here: refused with a 400 naming the
+ * Headers other gateways define that set no config field here: refused with a 400 naming the
  * header rather than ignored. Cloud C's request type selects nothing this gateway does differently
  * (Gemini chat is the one request type it sends). (Cloud A's model name fills `model_name`.)
  */

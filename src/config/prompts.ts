@@ -4,7 +4,7 @@ import { nameBasedUuid } from '../util/name-uuid.js';
 import { ChatMessage, CompletionBody, ChatCompletionBody } from './bodies.js';
 
 /**
- * A prompt template's writable fields (README "Prompts"), one schema for the API's POST/PUT bodies
+ * A prompt template's writable fields (docs/prompts.md), one schema for the API's POST/PUT bodies
  * and the bootstrap file's `prompts` entries. Strict: an unknown field is a 400 naming it. Every
  * text a template renders is parsed here (a syntax error names its field), and `parameters` are
  * validated as the request body would be, so a stored template never fails at request time for

@@ -88,7 +88,7 @@ export const DeploymentSchema = z.strictObject({
 interface FieldGroup<F extends Record<string, z.ZodType>> {
   fields: F;
   /**
-   * The spec's required-key sets made of this group's fields: each, together with `provider`, is
+   * The required-key sets made of this group's fields: each, together with `provider`, is
    * enough for a config to name a usable target.
    */
   keySets?: readonly (readonly (keyof F & string)[])[];
@@ -273,7 +273,8 @@ export function destinationsNotAccepted(accepted: ProviderFields, allow: boolean
 }
 
 /**
- * Provider fields set in `obj` that `accepted` does not accept: what issue 10 turns into a 400.
+ * Provider fields set in `obj` that `accepted` does not accept: each is a
+ * 400 naming it, never silently dropped.
  * Fields that are not provider fields (strategy, retry, ...) are not looked at.
  */
 export function fieldsNotAccepted(accepted: ProviderFields, obj: Record<string, unknown>): string[] {

@@ -1,5 +1,5 @@
 /**
- * The config object of the interface spec ("Config object" and the objects it holds), as one strict,
+ * The config object (docs/configuration.md) and the objects it holds, as one strict,
  * recursive zod schema. Unknown keys are rejected at every level, every issue keeps its full path
  * (e.g. ['targets', 1, 'retry', 'attempts']), and the 18 required-key sets are checked on the root.
  * Targets are checked against the key sets later, after inheritance (src/plan), not here.
@@ -25,7 +25,7 @@ const StatusCode = z
 
 const StatusCodes = z.array(StatusCode);
 
-/** retry.on_status_codes: the spec's schema says number and its table says string; take both. */
+/** retry.on_status_codes: configs written for other gateways give numbers or strings; take both. */
 const LooseStatusCode = z.preprocess(
   (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v),
   z
@@ -238,7 +238,7 @@ export const OutputGuardrailEntrySchema = guardrailEntry(OutcomeWithDeny);
 // Required key sets
 
 /**
- * The spec's 18 required-key sets, in its order. A config must contain every key of at least one.
+ * The required-key sets, in a fixed order (listed in the 400 for a config that has none). A config must contain every key of at least one.
  * The sets of provider fields come from their field groups (provider-fields.ts), `provider` first.
  */
 export const REQUIRED_KEY_SETS: readonly (readonly string[])[] = Object.freeze([
@@ -260,7 +260,7 @@ export const REQUIRED_KEY_SETS: readonly (readonly string[])[] = Object.freeze([
 /** True when every key of at least one required-key set is present (and not undefined). */
 export function satisfiesRequiredKeySet(obj: Record<string, unknown>): boolean {
   // `@slug` names an entry of the model catalog (a stored credential), so it stands alone like
-  // `virtual_key` does: the spec calls it the recommended form.
+  // `virtual_key` does: it is the recommended form.
   if (typeof obj.provider === 'string' && obj.provider.startsWith('@')) return true;
   return REQUIRED_KEY_SETS.some((set) => set.every((k) => obj[k] !== undefined));
 }

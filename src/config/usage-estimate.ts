@@ -16,7 +16,7 @@ import type { Endpoint } from './wire.js';
 
 /** Output tokens reserved for a chat request that sets neither `max_completion_tokens` nor `max_tokens`. */
 export const DEFAULT_OUTPUT_TOKENS = 1024;
-/** The legacy completions endpoint's own default `max_tokens` (spec). */
+/** The legacy completions endpoint's own default `max_tokens` (OpenAI's). */
 export const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
 /** Tokens counted per chat message for its role and framing. */
 export const MESSAGE_OVERHEAD_TOKENS = 4;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { nameBasedUuid } from '../util/name-uuid.js';
 
 /**
- * The usage-limit policy's writable fields (spec §Usage-limits policy), one schema for the API's
+ * The usage-limit policy's writable fields (docs/usage-limits.md), one schema for the API's
  * POST/PUT bodies and the bootstrap file's `usage_limits` entries. Strict: an unknown field (also
  * `value_key_usage_map`, which only the gateway writes) is a 400 naming it.
  */
@@ -18,7 +18,7 @@ export const GROUP_BY_KEYS = ['api_key', 'workspace_id', 'provider', 'model'] as
 
 export const MAX_CONDITIONS = 20;
 export const MAX_GROUP_BY = 5;
-/** Metadata keys are at most 64 characters (spec §Limits, metadata). */
+/** Metadata keys are at most 64 characters (the gateway's metadata limits). */
 const METADATA_KEY = /^metadata\.[^\s]{1,64}$/;
 
 function attributeKey(fixed: readonly string[]) {

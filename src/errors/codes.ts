@@ -1,7 +1,7 @@
 /**
  * The one error catalog. Every error the gateway itself produces has a code here, with its HTTP
- * status, its OpenAI-style `type`, and a default message. The README's error table is kept equal to
- * this list by test/errors/catalog.test.ts.
+ * status, its OpenAI-style `type`, and a default message. docs/errors.md's table is kept equal to
+ * this list, both ways, by test/errors/catalog.test.ts.
  */
 export const ERROR_CATALOG = {
   invalid_json: { status: 400, type: 'invalid_request_error', message: 'The request body is not valid JSON.' },

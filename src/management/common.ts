@@ -20,7 +20,7 @@ export const ScopeId = z.string().min(1, 'must not be empty').max(128, 'at most 
 /** The query of a route that takes none (an unknown parameter is a 400 naming it). */
 export const NoQuery = z.strictObject({});
 
-/** A list answer (the spec's shape). */
+/** A list answer (`{object: "list", data, total}`). */
 export interface Page<T> {
   object: 'list';
   data: T[];

@@ -39,7 +39,7 @@ const ActionsSchema = z.strictObject({
   message: z.string().max(2000, 'at most 2000 characters').optional(),
 });
 
-/** The body of POST and PUT /v1/guardrails (spec §POST /v1/guardrails). */
+/** The body of POST and PUT /v1/guardrails (docs/guardrails.md, "Guardrails API"). */
 export const GuardrailBodySchema = z.strictObject({
   name: z.string().min(1, 'must not be empty').max(256, 'at most 256 characters'),
   checks: z.array(CheckSchema).min(1, 'at least one check'),

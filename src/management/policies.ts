@@ -12,7 +12,7 @@ const count = z
   .regex(/^\d{1,9}$/, 'must be a non-negative integer')
   .transform(Number);
 
-/** GET /v1/policies/usage-limits (spec: workspace id or slug, status, type, page size ≥ 0, current page). */
+/** GET /v1/policies/usage-limits (filters: workspace id or slug, status, type, page size ≥ 0, current page). */
 export const PolicyListQuerySchema = z.strictObject({
   workspace_id: z.string().min(1, 'must not be empty').max(128, 'at most 128 characters').optional(),
   status: z.enum(POLICY_STATUSES).optional(),

@@ -6,7 +6,7 @@ import type { ErrorCode } from '../errors/codes.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import type { ResourceMeta, ResourcePage, ResourceRecord, ScopedResourceStore } from '../state/resource-store.js';
 
-/** What a create or an update answers (spec §Guardrail record; prompts answer the same). */
+/** What a create or an update answers (the guardrail record; prompts answer the same). */
 export interface ResourceRef {
   id: string;
   slug: string;

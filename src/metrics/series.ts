@@ -5,8 +5,8 @@ import type { Registry } from 'prom-client';
  * allocation: a hot path keeps the cell (`family.cell('a', 'b')`) and calls `inc` or `observe` on it.
  *
  * prom-client's own classes hash the label object into a string on every update (and histograms
- * build a closure and a pair object per observation): ~1 µs and ~300 bytes each, eight times per
- * proxied request here. These families register in a prom-client Registry like its own metrics (they
+ * build a closure and a pair object per observation), several times per proxied request. These
+ * families register in a prom-client Registry like its own metrics (they
  * implement the `get()` it formats), so exposition, content types and default metrics stay
  * prom-client's.
  */

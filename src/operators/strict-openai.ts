@@ -12,7 +12,7 @@ export type Allow = true | { readonly fields: Readonly<Record<string, Allow>> } 
 const obj = (fields: Record<string, Allow>): Allow => ({ fields });
 const each = (rule: Allow): Allow => ({ each: rule });
 
-/** usage (providers.md §1.4): OpenAI's own detail fields only (no cache_write_tokens, no host extras). */
+/** usage: OpenAI's own detail fields only (no cache_write_tokens, no host extras). */
 const USAGE = obj({
   prompt_tokens: true,
   completion_tokens: true,
@@ -28,7 +28,7 @@ const CHAT_LOGPROBS = obj({
 const TOOL_CALL = obj({ id: true, type: true, function: obj({ name: true, arguments: true }), custom: obj({ name: true, input: true }) });
 const FUNCTION_CALL = obj({ name: true, arguments: true });
 
-/** The allow-lists of the objects the gateway answers with (providers.md §1.4, §1.5, §1.8, §1.9, §1.11). */
+/** The allow-lists of the objects the gateway answers with. */
 export const OPENAI_SHAPES = {
   'chat.completion': obj({
     id: true,

@@ -62,7 +62,7 @@ function renderMessage(cm: CompiledMessage, vars: Json, missing: Set<string>, bu
 
 /**
  * Renders a request's prompt template into its body, before the body is validated and the request
- * routed (README "Prompts"): the plan names the prompt (`prompt_id` at the config's root), the body
+ * routed (docs/prompts.md): the plan names the prompt (`prompt_id` at the config's root), the body
  * sends `variables`. Each version is parsed once (kept per stored version object, so a version that
  * is deleted or re-read takes its parse with it).
  *

@@ -44,7 +44,7 @@ export interface Stages {
 export const NO_STAGES: Stages = { usageLimit: identity };
 
 /**
- * The order of every proxied request, written once (DESIGN.md §1), as one RxJS composition built at
+ * The order of every proxied request, written once, as one RxJS composition built at
  * start:
  *
  *   authenticate → resolve config → read body → render prompt → context (validate body) → usage limit

@@ -1,7 +1,7 @@
 import type { Target } from '../providers/types.js';
 import type { Config } from '../config/schema.js';
 
-/** Settings a node carries after inheritance (DESIGN.md §3). */
+/** Settings a node carries after inheritance. */
 export interface NodeSettings {
   override_params?: Record<string, unknown>;
   retry?: Config['retry'];

@@ -1,5 +1,5 @@
 /**
- * Usage-limit policies (spec §Usage-limits policy; GET/POST/PUT/DELETE /v1/policies/usage-limits),
+ * Usage-limit policies (docs/usage-limits.md; GET/POST/PUT/DELETE /v1/policies/usage-limits),
  * behind a port. A policy is never removed: DELETE archives it (status → archived). Reads and writes
  * are scoped as guardrails are: a caller bound to a workspace (or an organisation) sees only that
  * scope's policies. Enforcement (src/operators/usage-limit.ts) reads the active policies
@@ -40,7 +40,7 @@ export interface PolicyDefinition {
   periodic_reset: PeriodicReset | null;
 }
 
-/** A policy as the API answers it: every field of the spec, always present. */
+/** A policy as the API answers it: every field, always present. */
 export interface UsageLimitPolicy extends PolicyDefinition {
   id: string;
   /** null for an organisation-wide policy. */
@@ -172,7 +172,7 @@ export function redeclared(current: UsageLimitPolicy, d: DeclaredPolicy, at: str
 /** Policy ids are UUIDs: anything else is unknown without a look (and never reaches a Redis key). */
 export const isPolicyId = isUuid;
 
-/** A new policy's record, its fields in the spec's order, the usage map empty. */
+/** A new policy's record, its fields in the documented order, the usage map empty. */
 export function newPolicy(id: string, d: PolicyDraft, at: string): UsageLimitPolicy {
   const def = definitionOf(d);
   return {

@@ -2,7 +2,7 @@ import type { ResourceDraft, ResourceKind, ResourceRecord, ScopedResourceStore }
 
 /**
  * Prompt templates (the prompts API, bootstrap `prompts`): a versioned, scoped resource
- * (resource-store.ts) whose content is what a request renders (README "Prompts").
+ * (resource-store.ts) whose content is what a request renders (docs/prompts.md).
  */
 export interface PromptContent {
   name: string;

@@ -1,5 +1,6 @@
 /**
- * The layers of src/ point one way (DESIGN.md §2):
+ * The layers of src/ point one way, so that a lower layer can be read, tested and reused without
+ * the ones above it:
  *   composition root (main, gateway, cluster) → http → pipeline → operators
  *     → (plan, cache, checks, providers, upstream, management) → (config, state, metrics, errors, util, security)
  * A file may import its own layer or any layer below it, never one above; and no file takes part in
@@ -61,7 +62,7 @@ const layerOf = (f: string): string => f.split('/')[0]!;
 describe('src/ layers', () => {
   it('knows the layer of every top-level entry of src/', () => {
     const unknown = [...new Set(files.map(layerOf))].filter((l) => RANK[l] === undefined);
-    expect(unknown, 'add new top-level folders to RANK (and to DESIGN/README layout)').toEqual([]);
+    expect(unknown, 'add new top-level folders to RANK (and to the layout in docs/architecture.md)').toEqual([]);
   });
 
   it('every relative import resolves to a file in src/', () => {

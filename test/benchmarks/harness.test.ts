@@ -55,7 +55,7 @@ describe('micro-benchmarks', () => {
     }
   });
 
-  it('time the translation of every provider (issue 10) and print the cost next to the OpenAI pass-through', async () => {
+  it('time the translation of every provider and print the cost next to the OpenAI pass-through', async () => {
     const lines: string[] = [];
     const results = await runMicro({ warmupMs: 1, roundMs: 1, rounds: 1, iterations: 5 }, 'provider ', (s) => lines.push(s));
     const names = results.map((r) => r.name);
@@ -73,7 +73,7 @@ describe('micro-benchmarks', () => {
     expect(lines.join('')).toContain('Translation cost per provider');
   });
 
-  it('time the guardrail hook stages (issue 11): --only hook selects the request and response phase, the hook results and the guarded plan run', async () => {
+  it('time the guardrail hook stages: --only hook selects the request and response phase, the hook results and the guarded plan run', async () => {
     const lines: string[] = [];
     const results = await runMicro({ warmupMs: 1, roundMs: 1, rounds: 1, iterations: 5 }, 'hook', (s) => lines.push(s));
     const names = results.map((r) => r.name);

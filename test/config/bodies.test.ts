@@ -150,7 +150,7 @@ describe('ChatCompletionBody messages', () => {
   ]);
 });
 
-describe('CompletionBody limits (every row of the interface spec table)', () => {
+describe('CompletionBody limits (every limit of the completions request)', () => {
   runCases('completions', [
     ['prompt string ok', { prompt: 'hello' }, null],
     ['prompt empty string ok', { prompt: '' }, null],

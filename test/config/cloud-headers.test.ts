@@ -1,6 +1,6 @@
 /**
- * Issue 10 item 2: every x-gateway-cloud-* header of the interface spec fills the same field as the
- * config key (provider-fields.ts declares each field's header); the spec header that sets no field is
+ * Every x-gateway-cloud-* header fills the same field as the
+ * config key (provider-fields.ts declares each field's header); the header other gateways define that sets no field is
  * refused, not ignored.
  */
 import { describe, expect, it } from 'vitest';
@@ -13,13 +13,13 @@ import { HostGuard } from '../../src/security/host-guard.js';
 import { thrownBy } from '../helpers/throws.js';
 import { MemoryVersionedStore } from '../../src/state/memory/versioned-store.js';
 
-/** The spec's cloud headers (§ Cloud-specific headers) and the config key each fills. */
+/** The cloud headers and the config key each fills. */
 const SPEC = [
   ['x-gateway-cloud-a-resource-name', 'resource_name'],
   ['x-gateway-cloud-a-deployment-id', 'deployment_id'],
   ['x-gateway-cloud-a-api-version', 'api_version'],
   ['x-gateway-cloud-a-model-name', 'model_name'], // the deployment's model (azure-openai)
-  ['x-gateway-cloud-b-access-key-id', 'cloud_b_access_key_id'], // not shown in the spec; named like its siblings
+  ['x-gateway-cloud-b-access-key-id', 'cloud_b_access_key_id'], // named like its siblings
   ['x-gateway-cloud-b-secret-access-key', 'cloud_b_secret_access_key'],
   ['x-gateway-cloud-b-region', 'cloud_b_region'],
   ['x-gateway-cloud-b-session-token', 'cloud_b_session_token'],
@@ -35,7 +35,7 @@ describe('cloud headers', () => {
     expect(configFromHeaders({ [header]: `  ${v}  ` })).toEqual({ [field]: v });
   });
 
-  it('every x-gateway-cloud-* header declared is one of the spec list', () => {
+  it('every x-gateway-cloud-* header declared is one of this list', () => {
     const declared = Object.values(PROVIDER_FIELDS)
       .map((s) => fieldMeta.get(s)?.header)
       .filter((h): h is string => h?.startsWith('x-gateway-cloud-') === true);

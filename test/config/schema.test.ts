@@ -31,7 +31,7 @@ function expectValid(input: unknown): Config {
 /** A minimal valid leaf target. */
 const leaf = (n = 'a') => ({ provider: 'openai', api_key: `sk-${n}` });
 
-// The smallest valid config for each required-key set, in the spec's order.
+// The smallest valid config for each required-key set, in their order.
 const KEY_SET_EXAMPLES: Record<string, unknown>[] = [
   { provider: 'openai', api_key: 'sk-1' },
   { provider: 'ollama', custom_host: 'http://localhost:11434/v1' },
@@ -60,7 +60,7 @@ const KEY_SET_EXAMPLES: Record<string, unknown>[] = [
 ];
 
 describe('required key sets', () => {
-  it('exports exactly the 18 sets of the spec, in order', () => {
+  it('exports exactly the 18 required-key sets, in order', () => {
     expect(REQUIRED_KEY_SETS).toHaveLength(18);
     expect(REQUIRED_KEY_SETS[0]).toEqual(['provider', 'api_key']);
     expect(REQUIRED_KEY_SETS[3]).toEqual(['strategy', 'targets']);

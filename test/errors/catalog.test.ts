@@ -3,10 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../src/errors/codes.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 
-/** Rows of the README's error table: | `code` | status | `type` | meaning | */
+/** Rows of docs/errors.md's table: | `code` | status | `type` | meaning | */
 function readmeRows(): Map<string, { status: string; type: string }> {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = readme.split(/^## Errors$/m)[1]?.split(/^## /m)[0] ?? '';
+  const section = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
   const rows = new Map<string, { status: string; type: string }>();
   for (const m of section.matchAll(/^\| `([a-z_]+)` \| ([^|]+) \| `([a-z_]+)` \|/gm)) {
     rows.set(m[1]!, { status: m[2]!.trim(), type: m[3]! });
@@ -17,18 +16,18 @@ function readmeRows(): Map<string, { status: string; type: string }> {
 describe('error catalog', () => {
   const rows = readmeRows();
 
-  it('the README table lists every catalog code with its status and type', () => {
+  it('the docs/errors.md table lists every catalog code with its status and type', () => {
     for (const [code, entry] of Object.entries(ERROR_CATALOG)) {
       const row = rows.get(code);
-      expect(row, `README is missing ${code}`).toBeDefined();
+      expect(row, `docs/errors.md is missing ${code}`).toBeDefined();
       expect(row!.type).toBe(entry.type);
-      // upstream_error passes the provider's status through; the README says so.
+      // upstream_error passes the provider's status through; the page says so.
       const status = code === 'upstream_error' ? '502 or the upstream status' : String(entry.status);
       expect(row!.status).toBe(status);
     }
   });
 
-  it('the README lists no code the catalog does not have', () => {
+  it('docs/errors.md lists no code the catalog does not have', () => {
     for (const code of rows.keys()) expect(Object.keys(ERROR_CATALOG)).toContain(code);
   });
 

@@ -1,5 +1,5 @@
 /**
- * A scriptable fake of Anthropic's Messages API (providers.md §2), written from the API's
+ * A scriptable fake of Anthropic's Messages API, written from the API's
  * documentation, not from the gateway's translator (it imports nothing from src/providers/).
  *
  * A real `node:http` server on 127.0.0.1 (ephemeral port). Like the real service it checks

@@ -1,6 +1,6 @@
 /**
- * A fake of Azure OpenAI and of an Azure AI Foundry (model inference) endpoint, written from the wire
- * reference (/work/shared/providers.md §3), not from the gateway's translator: a real `node:http`
+ * A fake of Azure OpenAI and of an Azure AI Foundry (model inference) endpoint, written from Azure's
+ * API reference, not from the gateway's translator: a real `node:http`
  * server on 127.0.0.1:0 that checks credentials, the deployment path and the `api-version` query as
  * the service does, and answers in Azure's shape (prompt-filter first chunk with `choices: []`,
  * `content_filter_results` per choice, `prompt_filter_results`).

@@ -1,6 +1,6 @@
 /**
  * A fake of the Bedrock runtime (Converse, ConverseStream) and of the control plane's model list,
- * written from the wire description (/work/shared/providers.md §4), not from the gateway's
+ * written from AWS's API reference, not from the gateway's
  * translator: nothing here imports src/providers/.
  *
  * It checks credentials as AWS does: a SigV4 `Authorization` is verified by recomputing the

@@ -1,5 +1,5 @@
 /**
- * Fakes of OpenAI-compatible hosts that differ from OpenAI, written from providers.md §6 (not from
+ * Fakes of OpenAI-compatible hosts that differ from OpenAI, written from each host's API documentation (not from
  * the gateway's translator: nothing here imports src/providers). Each is a FakeOpenAI whose chat
  * handler checks what the real host checks and answers the way the host does:
  *

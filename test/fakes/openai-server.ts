@@ -1,8 +1,8 @@
 /**
  * A scriptable fake of the OpenAI HTTP API for integration tests.
  *
- * A real `node:http` server on 127.0.0.1 (ephemeral port) that speaks the OpenAI wire format
- * (see /work/shared/providers.md §0–§1). Every request is recorded. Responses come, in order of
+ * A real `node:http` server on 127.0.0.1 (ephemeral port) that speaks the OpenAI wire format.
+ * Every request is recorded. Responses come, in order of
  * precedence, from a per-path FIFO queue (`enqueue`), a per-path custom default (`setDefault`), or
  * the built-in OpenAI-shaped defaults (chat, completions, embeddings, models, 404 otherwise).
  *

@@ -1,7 +1,7 @@
 /**
  * A fake of Vertex AI (Gemini generateContent / streamGenerateContent?alt=sse, the publisher model
- * list) and of Google's OAuth token endpoint, written from the wire-format reference
- * (/work/shared/providers.md §5), not from the gateway's translator (nothing is imported from it).
+ * list) and of Google's OAuth token endpoint, written from Google's API reference,
+ * not from the gateway's translator (nothing is imported from it).
  *
  * - `POST /token`: the service-account JWT-bearer exchange. The assertion is VERIFIED: RS256 signature
  *   against the service account's public key (an RSA pair generated in memory at start; no key on

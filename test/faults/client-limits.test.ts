@@ -1,5 +1,5 @@
 /**
- * Slow and idle client connections are cut (issue 8, finding 1): real sockets against an in-process
+ * Slow and idle client connections are cut: real sockets against an in-process
  * gateway with small limits. Each case asserts a bounded deadline, not an exact time: Node checks the
  * header and request limits every connectionsCheckingInterval (a quarter of the shorter limit here).
  */

@@ -1,5 +1,5 @@
 /**
- * Graceful drain (issue 8, finding 2), through real sockets against an in-process gateway: during the
+ * Graceful drain, through real sockets against an in-process gateway: during the
  * drain delay /ready answers 503 on a new connection; at the shutdown deadline a started stream ends
  * with an `event: error` frame and a request still waiting for its provider gets a 503 JSON answer.
  */

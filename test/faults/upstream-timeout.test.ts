@@ -1,6 +1,5 @@
 /**
- * An upstream that accepts and never answers, or goes silent mid-stream, is a timeout (issue 8,
- * finding 3): 504 upstream_timeout (type timeout_error), retried like a 504; mid-stream the SSE error
+ * An upstream that accepts and never answers, or goes silent mid-stream, is a timeout: 504 upstream_timeout (type timeout_error), retried like a 504; mid-stream the SSE error
  * event names upstream_timeout. Small limits, a scripted fake provider, real sockets.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The rough edges a newcomer hits first (issue 8), through real HTTP against a fake upstream: a provider
+ * The rough edges a newcomer hits first, through real HTTP against a fake upstream: a provider
  * named without its credential, a config header that is neither JSON nor an id, a POST route asked
  * with GET, the log line of a request whose client left, and error responses that say which target
  * failed and what the cache did.

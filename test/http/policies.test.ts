@@ -56,7 +56,7 @@ describe('usage-limits API over HTTP (memory store)', () => {
     await gw?.close();
   });
 
-  it('the bootstrap file\'s policies are there at start, with every field of the spec', async () => {
+  it('the bootstrap file\'s policies are there at start, with every field of the record', async () => {
     const r = await api('GET', PATH, TEST_KEY);
     expect(r.status).toBe(200);
     expect(Object.keys(r.json)).toEqual(['object', 'data', 'total']);

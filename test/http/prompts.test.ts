@@ -1,5 +1,5 @@
 /**
- * Prompt templates (issue 12 item 6): the /v1/prompts API (versions, pagination, scope isolation
+ * Prompt templates: the /v1/prompts API (versions, pagination, scope isolation
  * between two workspaces), bootstrap `prompts`, and requests whose config names a prompt_id,
  * rendered before routing, end to end through real HTTP to a fake provider.
  */

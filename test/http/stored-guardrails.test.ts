@@ -1,5 +1,5 @@
 /**
- * Configs that name stored guardrails (issue 11 item 7): a string entry uses the latest version, an
+ * Configs that name stored guardrails: a string entry uses the latest version, an
  * object with `version_id` pins one, an edited guardrail is used by the next request (the plan cache
  * follows the store's version), and an unknown id is a 400 naming the path.
  */

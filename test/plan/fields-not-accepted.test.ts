@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 1: a provider field that the chosen provider does not use is a 400 naming it, whichever
+ * A provider field that the chosen provider does not use is a 400 naming it, whichever
  * way it came in (config, virtual key, loose header), never silently dropped; an unknown slug lists the
  * known ones.
  */

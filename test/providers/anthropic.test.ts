@@ -394,7 +394,7 @@ describe('anthropic fromError', () => {
 // Anthropic stream → OpenAI chunks
 // ---------------------------------------------------------------------------------------------
 
-/** A realistic Anthropic stream (providers.md §2.3): text block, then a tool_use block (block index 1, tool index 0). */
+/** A realistic Anthropic stream: text block, then a tool_use block (block index 1, tool index 0). */
 const STREAM = [
   'event: message_start',
   'data: {"type":"message_start","message":{"id":"msg_S","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"output_tokens":1,"cache_creation_input_tokens":0,"cache_read_input_tokens":50}}}',

@@ -1,4 +1,4 @@
-/** The OpenAI-compatible catalog (providers.md §6): entries and their quirks as data, unit by unit. */
+/** The OpenAI-compatible catalog: entries and their quirks as data, unit by unit. */
 import { describe, expect, it } from 'vitest';
 import { OPENAI_COMPATIBLE, type OpenAIQuirks } from '../../src/providers/openai-compatible/descriptors.js';
 import { fromOpenAIJson, fromOpenAIStreamEvent, openAIStreamStart } from '../../src/providers/openai-compatible/from-provider.js';

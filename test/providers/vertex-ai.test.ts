@@ -1,5 +1,5 @@
 /**
- * Vertex AI Gemini translation, both ways, on fixtures written from providers.md §5 (the Gemini wire
+ * Vertex AI Gemini translation, both ways, on fixtures written from Google's API reference (the Gemini wire
  * shapes come from test/fakes/vertex-server.ts helpers, not from the translator).
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 9: routing and metrics are provider-blind. A fallback from one OpenAI-compatible
+ * Routing and metrics are provider-blind. A fallback from one OpenAI-compatible
  * catalog provider to another (two fakes): the answer names the provider that served it, and the
  * /metrics labels carry each attempt's provider (the descriptor id), stream and non-stream alike.
  */

@@ -49,7 +49,7 @@ export function policyStoreContract(name: string, make: (clock: { now(): number 
       await h.cleanup?.();
     });
 
-    it('create answers every field of the spec, in its order: uuid id, timestamps, an empty usage map', async () => {
+    it('create answers every field of the record, in its order: uuid id, timestamps, an empty usage map', async () => {
       const p = await s.create(draft('Team tokens'));
       expect(p.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       expect(Object.keys(p)).toEqual([

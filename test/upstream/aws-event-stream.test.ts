@@ -6,7 +6,7 @@ import { streamDecoder } from '../../src/upstream/framing.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 
 /**
- * Frames are built by hand here from the wire description (providers.md §4.4: big-endian lengths,
+ * Frames are built by hand here from AWS's description of the event-stream encoding (big-endian lengths,
  * CRC-32 of the prelude, CRC-32 of everything before the message CRC; string headers are type 7),
  * not with the codec the decoder uses, so a shared misreading cannot make both sides agree.
  */

@@ -5,7 +5,7 @@ import { redact } from '../../security/redact.js';
 import type { Exchange } from '../exchange.js';
 
 /**
- * GET /v1/logs (README "Request logs"): the request records visible to the caller's key, filtered and
+ * GET /v1/logs (docs/request-logs.md): the request records visible to the caller's key, filtered and
  * paged. Mounted after the /v1 key check; errors go to the app's error handler.
  */
 export function logRoutes(service: LogsService): express.Router {

@@ -2,7 +2,7 @@ import { providerFields } from '../../config/provider-fields.js';
 import type { ProviderDescriptor } from '../types.js';
 
 /**
- * Anthropic's Messages API (providers.md §2). Chat and the model list only: Anthropic has no legacy
+ * Anthropic's Messages API. Chat and the model list only: Anthropic has no legacy
  * completions and no embeddings, so those endpoints are answered `unsupported_endpoint`.
  * `/models?limit=1000` asks for every model in one page (Anthropic pages by 20 otherwise).
  */

@@ -1,5 +1,5 @@
 /**
- * Anthropic answers → OpenAI chat completions (providers.md §2.2–2.4, §7). Pure, but for `created`,
+ * Anthropic answers → OpenAI chat completions. Pure, but for `created`,
  * which Anthropic does not send: the clock is handed in (`nowSeconds`).
  */
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -8,7 +8,7 @@ import type { JsonResult, ProviderRequest, StreamChunk, StreamEvent, StreamStep,
 type Json = Record<string, unknown>;
 type Headers = Record<string, string | string[] | undefined>;
 
-/** providers.md §7.1. Anything else (null, a new reason) → `stop`. */
+/** Anthropic's stop reasons → OpenAI's finish reasons. Anything else (null, a new reason) → `stop`. */
 const FINISH: Readonly<Record<string, string>> = {
   end_turn: 'stop',
   stop_sequence: 'stop',
@@ -39,7 +39,7 @@ function readCounts(t: TokenCounts, u: unknown): void {
   t.cacheWrite = num(o.cache_creation_input_tokens) ?? t.cacheWrite;
 }
 
-/** providers.md §7.2: prompt = input + cache writes + cache reads; reads → cached_tokens, writes → cache_write_tokens. */
+/** Usage: prompt = input + cache writes + cache reads; reads → cached_tokens, writes → cache_write_tokens. */
 export function toUsage(t: TokenCounts): Usage {
   const read = t.cacheRead ?? 0;
   const write = t.cacheWrite ?? 0;
@@ -125,8 +125,8 @@ const STATUS_BY_TYPE: Readonly<Record<string, number>> = {
 };
 
 /**
- * Upstream status → the client's. Kept, except 529 (Anthropic's "overloaded"), answered 503 as
- * providers.md §7.3 suggests: OpenAI clients, the gateway's default retry codes and the breaker
+ * Upstream status → the client's. Kept, except 529 (Anthropic's "overloaded"), answered 503:
+ * OpenAI clients, the gateway's default retry codes and the breaker
  * know 503; nobody outside Anthropic knows 529.
  */
 const clientStatus = (status: number): number => (status === 529 ? 503 : status >= 400 && status <= 599 ? status : 502);

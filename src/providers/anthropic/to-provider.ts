@@ -1,5 +1,5 @@
 /**
- * OpenAI chat request → Anthropic Messages request (providers.md §2.1). Pure: no clock, no I/O.
+ * OpenAI chat request → Anthropic Messages request. Pure: no clock, no I/O.
  *
  * Every OpenAI field is either translated, refused with a 400 naming it (when dropping it would change
  * the answer), or dropped because it cannot change the answer (listed in DROPPED). A field that is not

@@ -5,7 +5,7 @@ import type { JsonResult, ProviderRequest, StreamChunk, StreamEvent, StreamStep,
 type Json = Record<string, unknown>;
 type Headers = Record<string, string | string[] | undefined>;
 
-/** Converse `stopReason` → OpenAI `finish_reason` (providers.md §7.1); unknown values → `stop`. */
+/** Converse `stopReason` → OpenAI `finish_reason`; unknown values → `stop`. */
 const FINISH: Readonly<Record<string, string>> = {
   end_turn: 'stop',
   stop_sequence: 'stop',
@@ -39,7 +39,7 @@ const STATUS_BY_TYPE: Readonly<Record<string, number>> = {
   modelstreamerrorexception: 502,
 };
 
-/** An error status → the OpenAI error type (providers.md §7.3). */
+/** An error status → the OpenAI error type. */
 function openAIType(status: number): string {
   if (status === 429) return 'rate_limit_exceeded';
   if (status === 403) return 'permission_error';

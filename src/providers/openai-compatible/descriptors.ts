@@ -51,7 +51,7 @@ export interface OpenAICompatibleDescriptor extends ProviderDescriptor {
 }
 
 /**
- * Every provider that speaks the OpenAI wire format is one entry here (providers.md §6). Adding a host
+ * Every provider that speaks the OpenAI wire format is one entry here. Adding a host
  * is adding a line; quirks are data read by the shared functions, never a new branch elsewhere.
  * Local servers (vLLM, Ollama, LM Studio) have no default base URL: custom_host names them, so the
  * host guard applies to the address.

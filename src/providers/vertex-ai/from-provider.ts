@@ -3,7 +3,7 @@ import type { JsonResult, ProviderRequest, StreamChunk, StreamEvent, StreamStep,
 
 type Json = Record<string, unknown>;
 
-/** Gemini finishReason → OpenAI finish_reason (providers.md §7.1); anything else is `stop`. */
+/** Gemini finishReason → OpenAI finish_reason; anything else is `stop`. */
 const FINISH: Readonly<Record<string, string>> = {
   STOP: 'stop',
   MAX_TOKENS: 'length',
@@ -151,7 +151,7 @@ export function fromVertexJson(req: ProviderRequest, text: string): JsonResult {
   return usage ? { body: out, usage } : { body: out };
 }
 
-/** Google's error statuses → the OpenAI error type (providers.md §7.3). */
+/** Google's error statuses → the OpenAI error type. */
 function typeFor(status: number): string {
   if (status === 429) return 'rate_limit_exceeded';
   if (status === 403) return 'permission_error';

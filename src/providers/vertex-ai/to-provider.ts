@@ -45,10 +45,10 @@ const TRANSLATED = new Set([
   'presence_penalty', 'frequency_penalty', 'seed', 'logprobs', 'top_logprobs', 'response_format', 'tools', 'tool_choice',
   'functions', 'function_call', 'reasoning_effort',
 ]);
-/** Fields with no Gemini counterpart that change nothing about the answer: dropped (README). */
+/** Fields with no Gemini counterpart that change nothing about the answer: dropped (docs/providers.md lists them). */
 const DROPPED = new Set(['user', 'metadata', 'store', 'service_tier', 'parallel_tool_calls', 'safety_identifier', 'prompt_cache_key', 'prompt_cache_retention']);
 
-/** reasoning_effort → thinkingConfig.thinkingBudget (tokens); README documents the numbers. */
+/** reasoning_effort → thinkingConfig.thinkingBudget (tokens); docs/providers.md documents the numbers. */
 const THINKING_BUDGET: Readonly<Record<string, number>> = { minimal: 0, low: 1024, medium: 8192, high: 24576 };
 
 const MIME_BY_EXT: Readonly<Record<string, string>> = {
@@ -276,7 +276,7 @@ function generationConfig(body: Json): Json | undefined {
 export function toGeminiRequest(body: Json): Json {
   for (const k in body) {
     if (!TRANSLATED.has(k) && !DROPPED.has(k) && body[k] !== undefined) {
-      throw bad(k, `vertex-ai has no counterpart for "${k}"; remove it (see the README's vertex-ai section).`);
+      throw bad(k, `vertex-ai has no counterpart for "${k}"; remove it (see docs/providers.md, Vertex AI).`);
     }
   }
   const { system, contents } = translateMessages(body.messages as unknown[]);

@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../../src/checks/registry.js';
 import { PII_CATEGORIES } from '../../src/checks/pii-detect.js';
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const section = readme.split(/^### Checks$/m)[1]?.split(/^## /m)[0] ?? '';
+const page = readFileSync(new URL('../../docs/guardrails.md', import.meta.url), 'utf8');
+const section = page.split(/^## Checks$/m)[1]?.split(/^## /m)[0] ?? '';
 
-describe('README ### Checks', () => {
+describe('docs/guardrails.md, ## Checks', () => {
   it('has one row per registered check id, and no row for an unknown one', () => {
     const rows = [...section.matchAll(/^\| `([A-Za-z]+)`/gm)].map((m) => m[1]!);
     expect(rows.sort()).toEqual([...CHECKS.values()].map((d) => d.id).sort());

@@ -1,0 +1,55 @@
+/**
+ * The names the docs give are names the code has: every metric the pages mention is one
+ * src/metrics/prometheus.ts defines, every `x-gateway-*` header one that src/ reads or writes, every
+ * `--flag` one that `sluice serve` (or `sluice plan`) takes. A renamed metric, header or option
+ * otherwise stays in the docs.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { OPTION_TABLE } from '../../src/config/options.js';
+import { ROOT, docPages, readPage } from './markdown.js';
+
+function sourceText(dir: string): string {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true })
+    .map((e) => (e.isDirectory() ? sourceText(join(dir, e.name)) : e.name.endsWith('.ts') ? readFileSync(join(ROOT, dir, e.name), 'utf8') : ''))
+    .join('\n');
+}
+
+const SRC = sourceText('src');
+const METRICS = readFileSync(join(ROOT, 'src', 'metrics', 'prometheus.ts'), 'utf8');
+// Link targets are left out: an anchor such as `#master-key-sluice_master_key` is not a name.
+const PAGES = docPages().map((p) => [p, readPage(p).replace(/\]\([^)]*\)/g, '](…)')] as const);
+const named = (re: RegExp): Map<string, string> => {
+  const out = new Map<string, string>();
+  for (const [page, text] of PAGES) for (const m of text.matchAll(re)) if (!out.has(m[0])) out.set(m[0], page);
+  return out;
+};
+
+describe('names in the docs', () => {
+  it('metrics are ones the gateway defines', () => {
+    // `sluice_usage_limit_*` is a family named by its prefix.
+    const metrics = named(/\b(?:sluice|gen_ai)_[a-z0-9_]*[a-z0-9]\b/g);
+    expect(metrics.size).toBeGreaterThan(10);
+    const unknown = [...metrics].filter(([m]) => !new RegExp(`['"\`]${m}[a-z_]*['"\`]`).test(METRICS)).map(([m, p]) => `${m} (${p})`);
+    expect(unknown).toEqual([]);
+  });
+
+  it('x-gateway-* headers are ones the gateway reads or writes', () => {
+    const headers = named(/\bx-gateway-[a-z0-9-]*[a-z0-9]\b/g);
+    expect(headers.size).toBeGreaterThan(10);
+    // `-deployment-id`-style shorthands follow a full name in the same sentence; families end in `-`.
+    const unknown = [...headers].filter(([h]) => !SRC.includes(h)).map(([h, p]) => `${h} (${p})`);
+    expect(unknown).toEqual([]);
+  });
+
+  it('--flags of sluice serve are options it takes', () => {
+    const known = new Set([...OPTION_TABLE.map((o) => o.flag), 'help', 'save-latest', 'no-build', 'out', 'only', 'evict-kb', 'rounds', 'round-ms', 'warmup-ms', 'iterations', 'trusted-hosts', 'bootstrap']);
+    // Other tools' flags the pages name: node's, V8's, npm's, the docs scripts', `duplicates`.
+    for (const f of ['import', 'write', 'heap-growing-percent', 'change', 'ignore-scripts']) known.add(f);
+    known.add('version'); // sluice --version
+    const flags = named(/(?<![\w-])--([a-z][a-z0-9-]*[a-z0-9])\b/g);
+    const unknown = [...flags].filter(([f]) => !known.has(f.slice(2))).map(([f, p]) => `${f} (${p})`);
+    expect(unknown).toEqual([]);
+  });
+});
