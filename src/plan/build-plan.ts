@@ -221,6 +221,11 @@ function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, 
   const hooks = compileSettingsHooks(settings, path, deps.guardrails);
   const declares = STAGE_SETTINGS.filter((k) => (cfg as Record<string, unknown>)[k] !== undefined) as StageSetting[];
   const mode = cfg.strategy?.mode;
+  if (cfg.on_status_codes !== undefined && mode !== 'fallback') {
+    throw new GatewayError('invalid_config', `${path}.on_status_codes sets the codes a fallback moves on; it is only allowed beside strategy.mode "fallback" (mode is ${mode ? `"${mode}"` : 'not set'}).`, {
+      param: `${path}.on_status_codes`,
+    });
+  }
   if (!mode || (mode === 'single' && !cfg.targets)) {
     const target = resolveTarget(cfg, settings, path, deps, headerFields, hostFrom);
     const node: TargetNode = { kind: 'target', path, weight, settings, declares, target, id: cfg.name ?? path };
@@ -236,7 +241,15 @@ function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, 
   if (prompt) node.prompt = prompt;
   setHooks(node, hooks);
   if (cfg.name !== undefined) node.name = cfg.name;
-  if (strategy.on_status_codes) node.on_status_codes = strategy.on_status_codes;
+  // The spec puts on_status_codes both on the config object and in its strategy: either is taken,
+  // and two different lists on one object are a 400 rather than one silently winning.
+  if (cfg.on_status_codes && strategy.on_status_codes && JSON.stringify(cfg.on_status_codes) !== JSON.stringify(strategy.on_status_codes)) {
+    throw new GatewayError('invalid_config', `${path} sets on_status_codes twice, differently (beside strategy and in it): keep one.`, {
+      param: `${path}.on_status_codes`,
+    });
+  }
+  const onStatusCodes = strategy.on_status_codes ?? cfg.on_status_codes;
+  if (onStatusCodes) node.on_status_codes = onStatusCodes;
   if (strategy.hedge_after_ms !== undefined) node.hedge_after_ms = strategy.hedge_after_ms;
   if (mode === 'loadbalance' && !children.some((c) => c.weight > 0)) {
     throw new GatewayError('invalid_config', `${path}: a loadbalance needs at least one target with weight > 0.`, {

@@ -595,3 +595,29 @@ describe('buildPlan: hooks and guardrails are validated with the config', () => 
     expect(plan({ ...leaf('a'), input_guardrails: [], output_guardrails: [] }).kind).toBe('target');
   });
 });
+
+describe('on_status_codes on the config object (beside strategy)', () => {
+  it('sets the fallback codes like strategy.on_status_codes', () => {
+    const node = plan({ strategy: { mode: 'fallback' }, on_status_codes: [429], targets: [leaf('a'), leaf('b')] }) as StrategyNode;
+    expect(node.on_status_codes).toEqual([429]);
+  });
+
+  it('the same list in both places is accepted; two different lists are a 400 naming the field', () => {
+    const same = plan({ strategy: { mode: 'fallback', on_status_codes: [503] }, on_status_codes: [503], targets: [leaf('a'), leaf('b')] }) as StrategyNode;
+    expect(same.on_status_codes).toEqual([503]);
+    const e = planError({ strategy: { mode: 'fallback', on_status_codes: [503] }, on_status_codes: [429], targets: [leaf('a'), leaf('b')] });
+    expect([e.code, e.param]).toEqual(['invalid_config', 'config.on_status_codes']);
+  });
+
+  it('anywhere but beside a fallback it is a 400 naming the field, not ignored', () => {
+    for (const config of [
+      { ...leaf('a'), on_status_codes: [429] },
+      { strategy: { mode: 'loadbalance' }, on_status_codes: [429], targets: [leaf('a')] },
+      { strategy: { mode: 'fallback' }, targets: [{ ...leaf('a'), on_status_codes: [429] }, leaf('b')] },
+    ]) {
+      const e = planError(config);
+      expect(e.code).toBe('invalid_config');
+      expect(e.param).toMatch(/on_status_codes$/);
+    }
+  });
+});
