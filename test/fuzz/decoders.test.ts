@@ -3,7 +3,6 @@
  * stream decodes to the events of the whole stream (and to the events it was written from); any
  * bytes at all, in any chunks, end in events or a typed GatewayError, never another exception.
  */
-import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
@@ -11,6 +10,7 @@ import type { StreamEvent } from '../../src/providers/types.js';
 import { createAwsEventStreamDecoder } from '../../src/upstream/aws-event-stream.js';
 import { createSseDecoder } from '../../src/upstream/sse-decode.js';
 import { check, PROPERTY_TIMEOUT_MS } from './_fuzz.js';
+import { awsEventFrame as frame } from '../helpers/aws-frame.js';
 
 /** `bytes` cut at the given fractions (each in [0, 1)), in order: the TCP writes a provider might make. */
 function cut(bytes: Uint8Array, at: readonly number[]): Uint8Array[] {
@@ -136,32 +136,6 @@ interface AwsSpec {
   payload: string;
   /** For `error` frames: the :error-message header. */
   message?: string;
-}
-
-/** One frame, built by hand from the wire description (big-endian lengths, CRC-32s; string headers are type 7). */
-function frame(headers: Record<string, string>, payload: Uint8Array): Uint8Array {
-  const hs: Buffer[] = [];
-  for (const [name, value] of Object.entries(headers)) {
-    const n = Buffer.from(name, 'utf8');
-    const v = Buffer.from(value, 'utf8');
-    const h = Buffer.alloc(4 + n.length + v.length);
-    h.writeUInt8(n.length, 0);
-    n.copy(h, 1);
-    h.writeUInt8(7, 1 + n.length);
-    h.writeUInt16BE(v.length, 2 + n.length);
-    v.copy(h, 4 + n.length);
-    hs.push(h);
-  }
-  const headerBytes = Buffer.concat(hs);
-  const total = 12 + headerBytes.length + payload.length + 4;
-  const out = Buffer.alloc(total);
-  out.writeUInt32BE(total, 0);
-  out.writeUInt32BE(headerBytes.length, 4);
-  out.writeUInt32BE(crc32(out.subarray(0, 8)), 8);
-  headerBytes.copy(out, 12);
-  Buffer.from(payload).copy(out, 12 + headerBytes.length);
-  out.writeUInt32BE(crc32(out.subarray(0, total - 4)), total - 4);
-  return out;
 }
 
 function awsFrame(s: AwsSpec): Uint8Array {

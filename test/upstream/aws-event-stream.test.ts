@@ -1,40 +1,9 @@
-import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { StreamEvent } from '../../src/providers/types.js';
 import { createAwsEventStreamDecoder } from '../../src/upstream/aws-event-stream.js';
 import { streamDecoder } from '../../src/upstream/framing.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-
-/**
- * Frames are built by hand here from AWS's description of the event-stream encoding (big-endian lengths,
- * CRC-32 of the prelude, CRC-32 of everything before the message CRC; string headers are type 7),
- * not with the codec the decoder uses, so a shared misreading cannot make both sides agree.
- */
-function frame(headers: Record<string, string>, payload: string): Buffer {
-  const hs: Buffer[] = [];
-  for (const [name, value] of Object.entries(headers)) {
-    const n = Buffer.from(name, 'utf8');
-    const v = Buffer.from(value, 'utf8');
-    const h = Buffer.alloc(1 + n.length + 1 + 2 + v.length);
-    h.writeUInt8(n.length, 0);
-    n.copy(h, 1);
-    h.writeUInt8(7, 1 + n.length);
-    h.writeUInt16BE(v.length, 2 + n.length);
-    v.copy(h, 4 + n.length);
-    hs.push(h);
-  }
-  const headerBytes = Buffer.concat(hs);
-  const body = Buffer.from(payload, 'utf8');
-  const total = 12 + headerBytes.length + body.length + 4;
-  const out = Buffer.alloc(total);
-  out.writeUInt32BE(total, 0);
-  out.writeUInt32BE(headerBytes.length, 4);
-  out.writeUInt32BE(crc32(out.subarray(0, 8)), 8);
-  headerBytes.copy(out, 12);
-  body.copy(out, 12 + headerBytes.length);
-  out.writeUInt32BE(crc32(out.subarray(0, total - 4)), total - 4);
-  return out;
-}
+import { awsEventFrame as frame } from '../helpers/aws-frame.js';
 
 const event = (type: string, payload: unknown): Buffer =>
   frame({ ':message-type': 'event', ':event-type': type, ':content-type': 'application/json' }, JSON.stringify(payload));
