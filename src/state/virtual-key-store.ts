@@ -192,3 +192,43 @@ export class VirtualKeyIndex {
     for (const ref of [...this.entries.keys()]) if (!this.declared.has(ref) && !seen.has(ref)) this.remove(ref);
   }
 }
+
+/**
+ * The reads every adapter answers the same way, from its `VirtualKeyIndex`; an adapter adds only
+ * how a write reaches its storage.
+ */
+export abstract class IndexedVirtualKeyStore implements VirtualKeyStore {
+  protected readonly index: VirtualKeyIndex;
+
+  constructor(declared: Record<string, VirtualKey> = {}) {
+    this.index = new VirtualKeyIndex(declared);
+  }
+
+  get version(): number {
+    return this.index.version;
+  }
+
+  get(ref: string): Versioned<VirtualKey> | undefined {
+    return this.index.get(ref);
+  }
+
+  record(ref: string): VirtualKeyRecord | undefined {
+    return this.index.record(ref);
+  }
+
+  withId(id: string): MadeVirtualKey[] {
+    return this.index.withId(id);
+  }
+
+  list(): MadeVirtualKey[] {
+    return this.index.list();
+  }
+
+  declared(): VirtualKeyRecord[] {
+    return this.index.declaredList();
+  }
+
+  abstract create(record: MadeVirtualKey): Promise<boolean>;
+  abstract replace(record: MadeVirtualKey): Promise<boolean>;
+  abstract delete(ref: string): Promise<boolean>;
+}

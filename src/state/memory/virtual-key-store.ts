@@ -1,37 +1,10 @@
 import type { VirtualKey } from '../../config/bootstrap.js';
-import type { Versioned } from '../versioned-store.js';
-import { refOf, VirtualKeyIndex, type MadeVirtualKey, type VirtualKeyRecord, type VirtualKeyStore } from '../virtual-key-store.js';
+import { IndexedVirtualKeyStore, refOf, type MadeVirtualKey } from '../virtual-key-store.js';
 
 /** Virtual keys in this process only (see `VirtualKeyIndex`): made keys are lost on restart. */
-export class MemoryVirtualKeyStore implements VirtualKeyStore {
-  private readonly index: VirtualKeyIndex;
-
+export class MemoryVirtualKeyStore extends IndexedVirtualKeyStore {
   constructor(declared: Record<string, VirtualKey> = {}) {
-    this.index = new VirtualKeyIndex(declared);
-  }
-
-  get version(): number {
-    return this.index.version;
-  }
-
-  get(ref: string): Versioned<VirtualKey> | undefined {
-    return this.index.get(ref);
-  }
-
-  record(ref: string): VirtualKeyRecord | undefined {
-    return this.index.record(ref);
-  }
-
-  withId(id: string): MadeVirtualKey[] {
-    return this.index.withId(id);
-  }
-
-  list(): MadeVirtualKey[] {
-    return this.index.list();
-  }
-
-  declared(): VirtualKeyRecord[] {
-    return this.index.declaredList();
+    super(declared);
   }
 
   create(record: MadeVirtualKey): Promise<boolean> {

@@ -1,8 +1,7 @@
 import type { VirtualKey } from '../../config/bootstrap.js';
 import { SECRET_FIELDS } from '../../config/provider-fields.js';
 import { MasterKeyError, type Sealed, type SecretSealer } from '../../security/master-key.js';
-import type { Versioned } from '../versioned-store.js';
-import { refOf, VirtualKeyIndex, type MadeMeta, type MadeVirtualKey, type VirtualKeyRecord, type VirtualKeyStore } from '../virtual-key-store.js';
+import { IndexedVirtualKeyStore, refOf, type MadeMeta, type MadeVirtualKey } from '../virtual-key-store.js';
 import { observed, type RedisConnection } from './connection.js';
 import { HashMirror } from './hash-mirror.js';
 
@@ -150,10 +149,9 @@ export interface RedisVirtualKeyStoreOptions {
  * `vk:changed` channel. A stored key this instance cannot open (no master key, or another one) is
  * left out of the mirror and listed by `unreadable()` (the gateway refuses to start with any).
  */
-export class RedisVirtualKeyStore implements VirtualKeyStore {
+export class RedisVirtualKeyStore extends IndexedVirtualKeyStore {
   readonly prefix: string;
   private readonly keys: ReturnType<typeof virtualKeyKeys>;
-  private readonly index: VirtualKeyIndex;
   private readonly masterKey: SecretSealer | undefined;
   private readonly mirror: HashMirror;
   private readonly unopened = new Map<string, string>();
@@ -166,9 +164,9 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
     private readonly conn: RedisConnection,
     opts: RedisVirtualKeyStoreOptions = {},
   ) {
+    super(opts.declared);
     this.prefix = opts.prefix ?? 'sluice:';
     this.keys = virtualKeyKeys(this.prefix);
-    this.index = new VirtualKeyIndex(opts.declared);
     this.masterKey = opts.masterKey;
     conn.client.defineCommand('sluiceVkCreate', { numberOfKeys: 1, lua: CREATE_LUA });
     conn.client.defineCommand('sluiceVkReplace', { numberOfKeys: 1, lua: REPLACE_LUA });
@@ -200,10 +198,6 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
     });
   }
 
-  get version(): number {
-    return this.index.version;
-  }
-
   /** Resolves once a first load from Redis has completed, or rejects after `timeoutMs`. */
   ready(timeoutMs = 5000): Promise<void> {
     return this.mirror.ready(timeoutMs);
@@ -217,26 +211,6 @@ export class RedisVirtualKeyStore implements VirtualKeyStore {
   /** Stored keys this instance could not open, hash field → why (never a secret). */
   unreadable(): ReadonlyMap<string, string> {
     return this.unopened;
-  }
-
-  get(ref: string): Versioned<VirtualKey> | undefined {
-    return this.index.get(ref);
-  }
-
-  record(ref: string): VirtualKeyRecord | undefined {
-    return this.index.record(ref);
-  }
-
-  withId(id: string): MadeVirtualKey[] {
-    return this.index.withId(id);
-  }
-
-  list(): MadeVirtualKey[] {
-    return this.index.list();
-  }
-
-  declared(): VirtualKeyRecord[] {
-    return this.index.declaredList();
   }
 
   async create(record: MadeVirtualKey): Promise<boolean> {
