@@ -68,13 +68,8 @@ export function accounting<A extends UsageAccount>(account: A, ledger?: Ledger<A
             account.cost = ledger.cost(account);
             // nothing is spent after a JSON answer: it is counted now, and written once counted
             jsonCounted = end();
-            if (jsonCounted) {
-              void jsonCounted.then(
-                () => subscriber.next(ev),
-                () => subscriber.next(ev),
-              );
-              return;
-            }
+            after(jsonCounted, () => subscriber.next(ev));
+            return;
           }
           subscriber.next(ev);
         },
