@@ -97,11 +97,14 @@ export function configFromHeaders(headers: Headers): Record<string, unknown> | u
   return out;
 }
 
+// Built once: authentication and the resolver both read the bearer token on every request.
+const BEARER = /^Bearer\s+(.+)$/i;
+
 /** `Authorization: Bearer x` → `x`. */
 export function bearerToken(headers: Headers): string | undefined {
   const v = headerValue(headers, 'authorization');
   if (!v) return undefined;
-  const m = /^Bearer\s+(.+)$/i.exec(v);
+  const m = BEARER.exec(v);
   return m ? m[1]!.trim() : undefined;
 }
 
