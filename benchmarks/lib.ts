@@ -40,6 +40,8 @@ export function cpuSeconds(pid: number): number {
 // Child processes: pinned, waited for, stopped on exit, error or Ctrl-C
 
 const children = new Set<Proc>();
+/** wrk runs under way. */
+const loads = new Set<ChildProcess>();
 const exitHooks: (() => void)[] = [];
 
 export interface ProcOptions {
@@ -143,7 +145,7 @@ export function installCleanup(): void {
   if (installed) return;
   installed = true;
   process.on('exit', () => {
-    for (const c of children) c.child.kill('SIGKILL');
+    for (const c of [...[...children].map((p) => p.child), ...loads]) c.kill('SIGKILL');
     for (const fn of exitHooks.splice(0)) fn();
   });
   const fail = (why: string, code: number): void => {
@@ -211,6 +213,8 @@ export async function runWrk(req: WrkRequest, o: { connections: number; duration
   args.push(...Object.entries(req.headers).map(([k, v]) => `${k}: ${v}`));
   const argv = o.cpu === undefined ? ['wrk', ...args] : ['taskset', '-c', o.cpu, 'wrk', ...args];
   const child = spawn(argv[0]!, argv.slice(1), { env: { ...process.env, WRK_BODY: req.body }, stdio: ['ignore', 'pipe', 'pipe'] });
+  loads.add(child);
+  child.once('exit', () => loads.delete(child));
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
   child.stderr.setEncoding('utf8').on('data', (s: string) => (out += s));
