@@ -242,18 +242,8 @@ async function runScenario(run: Run, s: Scenario): Promise<ScenarioResult> {
   }
 }
 
-async function main(opts: CliOptions, argv: string[]): Promise<void> {
-  installCleanup();
-  const t0 = Date.now();
-  if (!pinSelf(LOAD_CORE)) log(`! could not pin this process to core ${LOAD_CORE} with taskset`);
-  if (opts.build) buildDist(REPO_ROOT);
-  const ref = opts.against ? buildRef(opts.against) : undefined;
-  const tmp = mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-'));
-  onExit(() => rmSync(tmp, { recursive: true, force: true }));
-  const machine = machineInfo();
-  log(`Sluice benchmark${opts.quick ? ' (quick)' : ''}: ${machine.nproc} cores, ${machine.cpuModel}, Node ${machine.node}, ${opts.reps} reps${ref ? `, against ${opts.against} (${ref.commit})` : ''}`);
-
-  const commands: Record<string, string> = {};
+/** The fake upstream and the minimal proxy, up for the whole run. */
+async function startShared(quick: boolean): Promise<{ upstream: string; proxy: Contender; commands: Record<string, string> }> {
   const upPort = await freePort();
   const upstream = await startProc({ name: 'upstream', cpu: LOAD_CORE, command: process.execPath, args: ['--import', 'tsx', 'benchmarks/upstream.ts'], env: { UPSTREAM_PORT: String(upPort) }, port: upPort });
   const proxyPort = await freePort();
@@ -265,40 +255,32 @@ async function main(opts: CliOptions, argv: string[]): Promise<void> {
     env: { PROXY_PORT: String(proxyPort), PROXY_UPSTREAM: `http://127.0.0.1:${upPort}` },
     port: proxyPort,
   });
-  commands.upstream = upstream.commandLine;
-  commands['minimal proxy'] = proxy.commandLine;
-  commands.wrk = `taskset -c ${LOAD_CORE} wrk -t1 -c${CONNECTIONS} -d${opts.quick ? 3 : 10}s -s benchmarks/wrk.lua <url> -- <headers>`;
-  const run: Run = {
-    opts,
-    tmp,
-    upstream: `http://127.0.0.1:${upPort}`,
-    proxy: { id: 'proxy', proc: proxy },
-    builds: [{ id: 'current', root: REPO_ROOT }, ...(ref ? [{ id: 'ref' as const, root: ref.dir }] : [])],
-    commands,
+  const commands = {
+    upstream: upstream.commandLine,
+    'minimal proxy': proxy.commandLine,
+    wrk: `taskset -c ${LOAD_CORE} wrk -t1 -c${CONNECTIONS} -d${quick ? 3 : 10}s -s benchmarks/wrk.lua <url> -- <headers>`,
   };
-  const results: ScenarioResult[] = [];
-  for (const s of opts.scenarios) {
-    log(`▶ ${s.id}: ${s.title}`);
-    results.push(await runScenario(run, s));
-  }
-  await stopAll();
+  return { upstream: `http://127.0.0.1:${upPort}`, proxy: { id: 'proxy', proc: proxy }, commands };
+}
 
+/** Prints the summary and the targets; writes the results JSON (and the docs' table with --save-latest). */
+function report(run: Run, results: ScenarioResult[], meta: { t0: number; argv: string[]; ref?: { commit: string }; machine: ReturnType<typeof machineInfo> }): void {
+  const { opts } = run;
   const summary = summaryTable(results);
-  const elapsedS = Math.round((Date.now() - t0) / 1000);
+  const elapsedS = Math.round((Date.now() - meta.t0) / 1000);
   log(`\nCPU µs per request: median of ${opts.reps} reps ± half their range; ratios rep by rep, median (range)\n`);
   log(table(summary.header, summary.rows));
   for (const c of checks(results)) log(`\n${c.met ? 'met' : 'NOT met'}: ${c.target}: ${c.value}`);
   log(`\n${elapsedS} s in all`);
-
   const json = {
-    startedAt: new Date(t0).toISOString(),
+    startedAt: new Date(meta.t0).toISOString(),
     commit: headCommit(),
-    ...(ref ? { against: { ref: opts.against, commit: ref.commit } } : {}),
+    ...(meta.ref ? { against: { ref: opts.against, commit: meta.ref.commit } } : {}),
     quick: opts.quick,
     elapsedS,
     config: { reps: opts.reps, connections: CONNECTIONS, durationS: opts.quick ? 3 : 10, warmupS: opts.quick ? 1 : 3 },
-    machine,
-    commands: { bench: `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`, ...commands },
+    machine: meta.machine,
+    commands: { bench: `npm run bench${meta.argv.length ? ` -- ${meta.argv.join(' ')}` : ''}`, ...run.commands },
     checks: checks(results),
     summary,
     scenarios: Object.fromEntries(results.map((r) => [r.id, { title: r.title, notes: repNotes(r), reps: r.reps }])),
@@ -306,6 +288,31 @@ async function main(opts: CliOptions, argv: string[]): Promise<void> {
   const text = `${JSON.stringify(json, (_k, v: unknown) => (typeof v === 'number' && !Number.isInteger(v) ? Math.round(v * 1000) / 1000 : v), 2)}\n`;
   for (const f of [...(opts.out ? [path.resolve(opts.out)] : []), ...(opts.saveLatest ? [LATEST_FILE] : [])]) writeFileSync(f, text);
   if (opts.saveLatest) writeOrCheck(path.join(REPO_ROOT, BENCH_PAGE), BENCH_MARKER, () => renderBenchTable(readResults(LATEST_FILE)), ['--write']);
+}
+
+async function main(opts: CliOptions, argv: string[]): Promise<void> {
+  installCleanup();
+  const t0 = Date.now();
+  if (!pinSelf(LOAD_CORE)) log(`! could not pin this process to core ${LOAD_CORE} with taskset`);
+  if (opts.build) buildDist(REPO_ROOT);
+  const ref = opts.against ? buildRef(opts.against) : undefined;
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-'));
+  onExit(() => rmSync(tmp, { recursive: true, force: true }));
+  const machine = machineInfo();
+  log(`Sluice benchmark${opts.quick ? ' (quick)' : ''}: ${machine.nproc} cores, ${machine.cpuModel}, Node ${machine.node}, ${opts.reps} reps${ref ? `, against ${opts.against} (${ref.commit})` : ''}`);
+  const run: Run = {
+    opts,
+    tmp,
+    ...(await startShared(opts.quick)),
+    builds: [{ id: 'current', root: REPO_ROOT }, ...(ref ? [{ id: 'ref' as const, root: ref.dir }] : [])],
+  };
+  const results: ScenarioResult[] = [];
+  for (const s of opts.scenarios) {
+    log(`▶ ${s.id}: ${s.title}`);
+    results.push(await runScenario(run, s));
+  }
+  await stopAll();
+  report(run, results, { t0, argv, ref, machine });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
