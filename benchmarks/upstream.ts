@@ -5,27 +5,14 @@
  *   POST .../chat/completions  {"stream":true} → SSE: N chat.completion.chunk events, then `data: [DONE]`
  *   GET  /healthz                             → 200 "ok"
  *
- * Stream shape, most specific first:
- *   - path prefix  /s/<chunks>/<intervalMs>/v1/chat/completions   (survives a gateway's custom_host:
- *     use x-gateway-custom-host: http://127.0.0.1:PORT/s/20/5/v1)
- *   - query        ?chunks=20&interval=5                           (direct calls only)
- *   - env          UPSTREAM_STREAM_CHUNKS (default 20), UPSTREAM_STREAM_INTERVAL_MS (default 0 = back to back)
- * The first chunk is written as soon as the request body has been read; later chunks follow back to
- * back (interval 0) or every <interval> ms.
+ * Stream shape: the path prefix /s/<chunks>/<intervalMs>/v1/chat/completions (it survives a gateway's
+ * custom_host: x-gateway-custom-host: http://127.0.0.1:PORT/s/20/5/v1), else UPSTREAM_STREAM_CHUNKS
+ * (default 20) chunks every UPSTREAM_STREAM_INTERVAL_MS (default 0: back to back). The first chunk is
+ * written as soon as the request body has been read.
  *
- * Failure and slow modes, as path prefixes (they survive a gateway's custom_host, e.g.
- * x-gateway-custom-host: http://127.0.0.1:PORT/fail/503/v1), checked only when the path does not start
- * with /v1/ (the fast path is untouched). They can be chained, outermost first, e.g. /slow/200/s/20/5/v1:
- *   - /fail/<status>/...   answer <status> (100-599) with an OpenAI-style error body
- *   - /slow/<ms>/...       wait <ms> after the request body has been read, then answer as usual
- *   - /flaky/<percent>/... fail <percent>% of requests with 503, the rest as usual. Deterministic: a
- *     seeded pseudo-random sequence per percent value (UPSTREAM_FLAKY_SEED, default 42), so the same
- *     run of requests meets the same failures
- *
- * Native provider routes (the `provider-streams` scenario; the /s/<chunks>/<intervalMs> prefix shapes
- * their streams too, e.g. x-gateway-custom-host: http://127.0.0.1:PORT/s/20/0/v1 for Anthropic and
- * http://127.0.0.1:PORT/s/20/0 for Bedrock; the failure modes do not apply to them; credentials and
- * signatures are not checked):
+ * Native provider routes (the streams-anthropic and streams-bedrock scenarios; the /s/ prefix shapes
+ * their streams too: x-gateway-custom-host: http://127.0.0.1:PORT/s/20/0/v1 for Anthropic,
+ * http://127.0.0.1:PORT/s/20/0 for Bedrock; credentials and signatures are not checked):
  *   POST .../v1/messages  {"stream":true}  → Anthropic Messages SSE: message_start, content_block_start,
  *                                            <chunks − 2> text deltas, content_block_stop, message_delta,
  *                                            message_stop (the client gets <chunks> chat chunks, as above)
@@ -117,13 +104,6 @@ function streamShape(url: string): { chunks: number; interval: number; path: str
   let chunks = DEFAULT_CHUNKS;
   let interval = DEFAULT_INTERVAL;
   let path = url;
-  const q = url.indexOf('?');
-  if (q >= 0) {
-    path = url.slice(0, q);
-    const params = new URLSearchParams(url.slice(q + 1));
-    if (params.has('chunks')) chunks = Number(params.get('chunks'));
-    if (params.has('interval')) interval = Number(params.get('interval'));
-  }
   const m = PREFIX_RE.exec(path);
   if (m) {
     chunks = Number(m[1]);
@@ -180,13 +160,6 @@ const server = http.createServer((req, res) => {
     res.end('{"error":{"message":"not found","type":"invalid_request_error"}}');
     return;
   }
-  if (!url.startsWith('/v1/')) {
-    const mode = failureMode(url);
-    if (mode) {
-      handleWithMode(req, res, mode);
-      return;
-    }
-  }
   const parts: Buffer[] = [];
   req.on('data', (c: Buffer) => parts.push(c));
   req.on('end', () => answer(res, url, parts));
@@ -204,73 +177,6 @@ function answer(res: http.ServerResponse, url: string, parts: Buffer[]): void {
   res.end(COMPLETION);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Failure and slow modes (path prefixes /fail/<status>, /slow/<ms>, /flaky/<percent>)
-
-interface FailureMode {
-  failStatus?: number;
-  slowMs: number;
-  flakyPercent?: number;
-  /** The URL with the failure prefixes removed (may still carry /s/<chunks>/<interval>). */
-  rest: string;
-}
-
-const MODE_RE = /^\/(fail|slow|flaky)\/(\d+)(\/.*)$/;
-
-function failureMode(url: string): FailureMode | undefined {
-  let rest = url;
-  let found = false;
-  const mode: FailureMode = { slowMs: 0, rest };
-  for (let m = MODE_RE.exec(rest); m; m = MODE_RE.exec(rest)) {
-    found = true;
-    const n = Number(m[2]);
-    if (m[1] === 'fail') mode.failStatus = Math.max(100, Math.min(599, n));
-    else if (m[1] === 'slow') mode.slowMs += Math.min(n, 600_000);
-    else mode.flakyPercent = Math.min(100, n);
-    rest = m[3]!;
-  }
-  mode.rest = rest;
-  return found ? mode : undefined;
-}
-
-/** mulberry32: a small seeded PRNG, one sequence per flaky percentage. */
-const FLAKY_SEED = Number(process.env.UPSTREAM_FLAKY_SEED ?? 42) >>> 0;
-const flakyState = new Map<number, number>();
-function flakyDraw(percent: number): number {
-  let a = flakyState.get(percent) ?? (FLAKY_SEED ^ Math.imul(percent + 1, 0x9e3779b1)) >>> 0;
-  a = (a + 0x6d2b79f5) >>> 0;
-  flakyState.set(percent, a);
-  let t = Math.imul(a ^ (a >>> 15), a | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-
-function sendError(res: http.ServerResponse, status: number): void {
-  const type = status === 429 ? 'rate_limit_error' : status >= 500 ? 'server_error' : 'invalid_request_error';
-  const body = Buffer.from(
-    JSON.stringify({ error: { message: `bench upstream: forced ${status}`, type, param: null, code: status === 429 ? 'rate_limit_exceeded' : null } }),
-  );
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(body.length) });
-  res.end(body);
-}
-
-function handleWithMode(req: http.IncomingMessage, res: http.ServerResponse, mode: FailureMode): void {
-  const parts: Buffer[] = [];
-  req.on('data', (c: Buffer) => parts.push(c));
-  req.on('end', () => {
-    // The flaky draw happens on arrival, so the failure sequence does not depend on timing.
-    const fail = mode.failStatus ?? (mode.flakyPercent !== undefined && flakyDraw(mode.flakyPercent) * 100 < mode.flakyPercent ? 503 : undefined);
-    const respond = (): void => {
-      if (res.destroyed || res.writableEnded) return; // the client gave up (e.g. a race loser aborted)
-      if (fail !== undefined) sendError(res, fail);
-      else answer(res, mode.rest, parts);
-    };
-    if (mode.slowMs > 0) {
-      const t = setTimeout(respond, mode.slowMs);
-      res.once('close', () => clearTimeout(t));
-    } else respond();
-  });
-}
 // ---------------------------------------------------------------------------------------------
 // Native provider wire formats: Anthropic Messages (SSE) and Bedrock Converse (AWS event-stream)
 

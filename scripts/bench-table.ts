@@ -1,8 +1,9 @@
 /**
  * Renders docs/benchmarks.md's results from benchmarks/results/latest.json (what
- * `npm run bench -- --save-latest` writes): when and where the run was made, each scenario's
- * figures with their comparisons against direct calls and the minimal proxy measured in the same
- * run, and the targets. Every figure on the page comes from the file; none is typed by hand.
+ * `npm run bench -- --save-latest` writes): when and where the run was made, the summary table (CPU
+ * per request of each contender, their ratios), the targets, and each scenario's title and per-rep
+ * figures. Files written before the summary table existed carry per-scenario `rows` and `tables`
+ * instead, rendered as they are. Every figure on the page comes from the file; none is typed by hand.
  *
  *   node --import tsx scripts/bench-table.ts           # check: exit 1 when the page differs
  *   node --import tsx scripts/bench-table.ts --write   # rewrite the results
@@ -46,6 +47,10 @@ export interface Results {
   config: { reps: number };
   machine: { nproc: number; cpuModel: string; node: string; platform: string; wrk?: string | null; autocannon?: string; loadavgAtStart?: number[] };
   checks?: { target: string; value: string; met: boolean }[];
+  /** With --against: the ref measured in the same run. */
+  against?: { ref: string; commit: string };
+  /** One row per scenario: CPU per request of each contender and their ratios (preformatted cells). */
+  summary?: { header: string[]; rows: string[][] };
   scenarios: Record<string, Scenario>;
 }
 
@@ -72,6 +77,11 @@ export function renderBenchTable(r: Results): string {
       `${m.loadavgAtStart ? `; load average at start ${m.loadavgAtStart.join(' / ')}` : ''}.`,
     '',
   ];
+  if (r.against) out.push(`Measured against \`${esc(r.against.ref)}\` (commit \`${r.against.commit}\`), built and run in the same run.`, '');
+  if (r.summary) {
+    out.push('CPU µs per request: the median of the reps ± half their range; ratios rep by rep, median (range).', '');
+    out.push(...table(r.summary.header, r.summary.rows.map((row) => row.map(esc))), '');
+  }
   if (r.checks?.length) {
     out.push('**Targets**', '', ...table(['target', 'measured', 'met'], r.checks.map((c) => [esc(c.target), esc(c.value), c.met ? 'yes' : '**no**'])), '');
   }

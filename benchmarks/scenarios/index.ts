@@ -1,15 +1,12 @@
-/** The scenarios, in run order. Add new ones here (one file per scenario). */
+/** The scenarios, in run order: one file each. */
 import type { Scenario } from '../scenario.js';
 import { throughput } from './throughput.js';
-import { fixedRate } from './fixed-rate.js';
-import { streams } from './streams.js';
-import { providerStreams } from './provider-streams.js';
-import { logWarn } from './log-warn.js';
-import { routingOverhead } from './routing-overhead.js';
-import { routingExperiment } from './routing-experiment.js';
 import { guardrails } from './guardrails.js';
-import { cacheScenario } from './cache.js';
-import { semantic } from './semantic.js';
+import { routing } from './routing.js';
 import { usageLimits } from './usage-limits.js';
+import { cache } from './cache.js';
+import { streams } from './streams.js';
+import { streamsAnthropic } from './streams-anthropic.js';
+import { streamsBedrock } from './streams-bedrock.js';
 
-export const SCENARIOS: Scenario[] = [throughput, fixedRate, streams, providerStreams, logWarn, routingOverhead, routingExperiment, guardrails, usageLimits, cacheScenario, semantic];
+export const SCENARIOS: Scenario[] = [throughput, guardrails, routing, usageLimits, cache, streams, streamsAnthropic, streamsBedrock];

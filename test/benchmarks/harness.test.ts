@@ -1,194 +1,168 @@
 /**
- * Smoke tests of the benchmark harnesses, so they do not rot: the micro-benchmarks run on a tiny
- * iteration count, and the macro bench's command line answers --help and refuses what it does not
- * know without starting anything. No load is generated here.
+ * The benchmark harness, so it does not rot: its command line (answers --help and refuses what it
+ * does not know without building or starting anything), the summary table and the targets it
+ * computes from rep figures, what each scenario sends, and one short wrk run against a server here.
  */
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { COLD_CALLS_PER_ROUND, PROVIDER_OPS, measure, microCases, providerSummary, readMicroCli, runMicro } from '../../benchmarks/micro.js';
-import { readCli } from '../../benchmarks/run.js';
+import { cpuSeconds, runWrk } from '../../benchmarks/lib.js';
+import { checks, readCli, rotated, summaryTable, type Rep, type ScenarioResult } from '../../benchmarks/run.js';
 import { SCENARIOS } from '../../benchmarks/scenarios/index.js';
+import { renderBenchTable, type Results } from '../../scripts/bench-table.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command in the repository, killed after timeoutMs; BENCH_* variables are not passed on. */
-function run(command: string, args: string[], timeoutMs = 10_000): Promise<Exit> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('BENCH_')));
+function run(command: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, env, timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: ROOT, timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    child.once('error', reject);
-    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.once('error', reject).once('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
-describe('micro-benchmarks', () => {
-  it('time every case on a tiny iteration count: a finite ns/call each, one printed line each', async () => {
-    const lines: string[] = [];
-    const results = await runMicro({ warmupMs: 1, roundMs: 1, rounds: 2, iterations: 5 }, undefined, (s) => lines.push(s));
-    const names = microCases().map((c) => c.name);
-    expect(results.map((r) => r.name)).toEqual(names);
-    for (const r of results) {
-      expect(r.nsPerCall, r.name).toBeGreaterThan(0);
-      expect(Number.isFinite(r.nsPerCall), r.name).toBe(true);
-      expect(r.minNs).toBeLessThanOrEqual(r.nsPerCall);
-      expect(r.maxNs).toBeGreaterThanOrEqual(r.nsPerCall);
-      expect(r.callsPerRound).toBe(5);
-    }
-    const out = lines.join('');
-    for (const n of names) expect(out).toContain(n);
-    // The cases the issue asks for are there.
-    for (const part of ['parseBody', 'resolve hit', 'resolve miss', 'plan run', 'SSE decode', 'SSE encode', 'hook run, request phase', 'hook run, response phase']) {
-      expect(names.some((n) => n.includes(part)), part).toBe(true);
-    }
-  });
-
-  it('time the translation of every provider and print the cost next to the OpenAI pass-through', async () => {
-    const lines: string[] = [];
-    const results = await runMicro({ warmupMs: 1, roundMs: 1, rounds: 1, iterations: 5 }, 'provider ', (s) => lines.push(s));
-    const names = results.map((r) => r.name);
-    for (const id of ['openai', 'anthropic', 'azure-openai', 'bedrock', 'vertex-ai', 'mistral']) {
-      for (const op of [PROVIDER_OPS.request, PROVIDER_OPS.answer, PROVIDER_OPS.chunk]) expect(names, `${id}: ${op}`).toContain(`provider ${id}: ${op}`);
-    }
-    for (const id of ['openai', 'anthropic', 'bedrock']) expect(names.some((n) => n.startsWith(`provider ${id}: ${PROVIDER_OPS.decode}`)), `${id} decode`).toBe(true);
-    expect(names).toContain(`provider bedrock: ${PROVIDER_OPS.sign}`);
-    for (const r of results) expect(r.nsPerCall, r.name).toBeGreaterThan(0);
-    // The summary: one row per provider, OpenAI's without a difference, the others with one.
-    const table = providerSummary(results);
-    expect(table.map((row) => row[0])).toEqual(['provider', 'openai', 'anthropic', 'azure-openai', 'bedrock', 'vertex-ai', 'mistral']);
-    expect(table[1]![1]).toMatch(/^\d+\.\d\d$/);
-    expect(table[2]![1]).toMatch(/^\d+\.\d\d \([+-]\d+\.\d\d\)$/);
-    expect(lines.join('')).toContain('Translation cost per provider');
-  });
-
-  it('time the guardrail hook stages: --only hook selects the request and response phase, the hook results and the guarded plan run', async () => {
-    const lines: string[] = [];
-    const results = await runMicro({ warmupMs: 1, roundMs: 1, rounds: 1, iterations: 5 }, 'hook', (s) => lines.push(s));
-    const names = results.map((r) => r.name);
-    expect(names).toHaveLength(4);
-    expect(names.filter((n) => n.startsWith('hook results: hook_results of 2 hooks (4 checks) spliced into a JSON answer'))).toHaveLength(1);
-    expect(names.filter((n) => n.startsWith('hook run, request phase: input guardrail regexMatch + wordCount'))).toHaveLength(1);
-    expect(names.filter((n) => n.startsWith('hook run, response phase: output guardrail contains + characterCount'))).toHaveLength(1);
-    expect(names.filter((n) => n.startsWith('plan run, single target + input and output guardrails'))).toHaveLength(1);
-    for (const r of results) {
-      expect(r.nsPerCall, r.name).toBeGreaterThan(0);
-      expect(r.callsPerRound).toBe(5);
-    }
-  });
-
-  it('fail a case whose result is wrong instead of timing it', async () => {
-    let calls = 0;
-    const bad = { name: 'bad', fn: () => ++calls, check: () => { throw new Error('wrong answer'); } };
-    await expect(measure(bad, { warmupMs: 1, roundMs: 1, rounds: 3, iterations: 10 })).rejects.toThrow('wrong answer');
-    expect(calls).toBe(1);
-  });
-
-  it('in cold mode, time each call alone: rounds of COLD_CALLS_PER_ROUND calls, after the warm-up', async () => {
-    let calls = 0;
-    const c = { name: 'count', fn: () => ++calls };
-    const r = await measure(c, { warmupMs: 1, roundMs: 1, rounds: 2, iterations: 3, evictKb: 64 });
-    // One checked call, 3 warm-up calls, then 2 rounds of single timed calls.
-    expect(calls).toBe(1 + 3 + 2 * COLD_CALLS_PER_ROUND);
-    expect(r).toMatchObject({ name: 'count', callsPerRound: COLD_CALLS_PER_ROUND, rounds: 2 });
-    expect(r.nsPerCall).toBeGreaterThan(0);
-    expect(r.minNs).toBeLessThanOrEqual(r.nsPerCall);
-    expect(r.maxNs).toBeGreaterThanOrEqual(r.nsPerCall);
-  });
-
-  it('refuse unknown options and bad numbers', () => {
-    expect(() => readMicroCli(['--evict-kb', '0.5'])).toThrow(/--evict-kb must be a positive integer/);
-    expect(readMicroCli(['--evict-kb', '49152'])).toMatchObject({ help: false, options: { evictKb: 49152 } });
-    expect(() => readMicroCli(['--fast'])).toThrow(/--fast/);
-    expect(() => readMicroCli(['--rounds', '0'])).toThrow(/--rounds must be a positive integer/);
-    expect(() => readMicroCli(['extra'])).toThrow();
-    expect(readMicroCli(['--iterations', '3', '--only', 'sse'])).toMatchObject({ help: false, only: 'sse', options: { iterations: 3 } });
-  });
-
-  it('run from the command line: npm run bench:micro with a filter and a tiny count', async () => {
-    const r = await run('npm', ['run', '--silent', 'bench:micro', '--', '--only', 'sseData', '--iterations', '10', '--rounds', '1']);
-    expect(r.stderr.replace(/^npm warn.*\n/gm, '')).toBe('');
-    expect(r.code).toBe(0);
-    const rows = r.stdout.split('\n').filter((l) => l.startsWith('SSE encode (sseData)'));
-    expect(rows).toHaveLength(2);
-    for (const row of rows) expect(row).toMatch(/\s\d+(\.\d)?\s+\d/);
-  });
-});
-
-describe('guardrails calibration preload', () => {
-  it('spends the CPU a request asks for (x-bench-spin-us) before its answer is written, and changes nothing else', async () => {
-    // A server in a child process with the preload, asking itself (after a warm-up request): with
-    // the header, the answer cannot arrive before the asked 60 ms have passed, and the process spent
-    // CPU on it (a busy wait, not a sleep; at least a quarter of it even on a crowded machine). The
-    // answers are the handler's own.
-    const script = `
-      import http from 'node:http';
-      const server = http.createServer((req, res) => res.end('ok:' + req.url));
-      server.listen(0, '127.0.0.1', async () => {
-        const url = 'http://127.0.0.1:' + server.address().port;
-        await (await fetch(url + '/warm')).text();
-        const plain = await (await fetch(url + '/plain', { headers: { 'x-bench-spin-us': '0' } })).text();
-        const cpu0 = process.cpuUsage();
-        const t0 = performance.now();
-        const spun = await (await fetch(url + '/spun', { headers: { 'x-bench-spin-us': '60000' } })).text();
-        const spunMs = performance.now() - t0;
-        const cpu = process.cpuUsage(cpu0);
-        process.stdout.write(JSON.stringify({ spun, spunMs, spunCpuMs: (cpu.user + cpu.system) / 1000, plain }));
-        server.close();
-      });`;
-    const r = await run(process.execPath, ['--import', './benchmarks/calibration-spin.mjs', '--input-type=module', '-e', script]);
-    expect(r.stderr).toBe('');
-    const out = JSON.parse(r.stdout) as { spun: string; spunMs: number; spunCpuMs: number; plain: string };
-    expect(out.spun).toBe('ok:/spun');
-    expect(out.plain).toBe('ok:/plain');
-    expect(out.spunMs).toBeGreaterThanOrEqual(60);
-    expect(out.spunCpuMs).toBeGreaterThanOrEqual(15);
-  });
-});
+const rep = (cpuUsPerReq: number): Rep => ({ cpuUsPerReq, rps: 1000, errors: 0, p50Ms: 1, p99Ms: 2 });
 
 describe('bench command line', () => {
-  it('npm run bench -- --help prints the usage and exits without building or starting anything', async () => {
+  it('reads its options; defaults: every scenario, 2 reps, a full run that builds and writes no tracked file', () => {
+    expect(readCli([])).toEqual({
+      kind: 'run',
+      options: { scenarios: SCENARIOS, against: undefined, reps: 2, quick: false, saveLatest: false, out: undefined, build: true },
+    });
+    const cli = readCli(['--only', 'throughput, guardrails', '--quick', '--reps', '3', '--against', 'main', '--save-latest', '--no-build']);
+    expect(cli).toMatchObject({ kind: 'run', options: { against: 'main', reps: 3, quick: true, saveLatest: true, build: false } });
+    expect(cli.kind === 'run' && cli.options.scenarios.map((s) => s.id)).toEqual(['throughput', 'guardrails']);
+    expect(readCli(['-h'])).toEqual({ kind: 'help' });
+  });
+
+  it('refuses an unknown option or scenario, a bad count and an empty ref', () => {
+    expect(readCli(['--fast'])).toMatchObject({ kind: 'error', message: expect.stringContaining('--fast') });
+    expect(readCli(['--only', 'throughput,caches'])).toEqual({ kind: 'error', message: 'unknown scenario "caches"' });
+    expect(readCli(['--reps', '0'])).toEqual({ kind: 'error', message: '--reps must be a positive integer' });
+    expect(readCli(['--against', ''])).toEqual({ kind: 'error', message: '--against needs a git ref' });
+    expect(readCli(['positional']).kind).toBe('error');
+  });
+
+  it('npm run bench -- --help prints the usage without building or starting anything', async () => {
     const built = (): number | undefined => statSync(path.join(ROOT, 'dist', 'main.js'), { throwIfNoEntry: false })?.mtimeMs;
     const before = built();
     const r = await run('npm', ['run', '--silent', 'bench', '--', '--help']);
-    expect(built()).toBe(before);
-    expect(r.signal).toBeNull();
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('Usage: npm run bench');
-    expect(r.stdout).toContain('--save-latest');
-    expect(r.stdout).toContain(`Scenario ids: ${SCENARIOS.map((s) => s.id).join(', ')}`);
+    expect(built()).toBe(before);
+    expect(r.stdout).toContain('--against <ref>');
+    expect(r.stdout).toContain(`Scenarios: ${SCENARIOS.map((s) => s.id).join(', ')}`);
     expect(r.stdout).not.toContain('Sluice benchmark');
   });
 
-  it('an unknown argument is an error (exit 2, usage on stderr), before anything starts', async () => {
+  it('an unknown argument exits 2 with the usage on stderr', async () => {
     const r = await run(process.execPath, ['--import', 'tsx', 'benchmarks/run.ts', '--quick-please']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("Unknown option '--quick-please'");
     expect(r.stderr).toContain('Usage: npm run bench');
     expect(r.stdout).toBe('');
   });
+});
 
-  it('reads its options: untracked output by default, latest.json only when asked, BENCH_ONLY ids checked', () => {
-    expect(readCli([], {})).toEqual({ kind: 'run', options: { out: undefined, saveLatest: false, build: true } });
-    expect(readCli(['--save-latest', '--no-build', '--out', '/tmp/x.json'], {})).toEqual({
-      kind: 'run',
-      options: { out: '/tmp/x.json', saveLatest: true, build: false },
+describe('summary', () => {
+  const plain: ScenarioResult = { id: 'throughput', title: 't', reps: { proxy: [rep(40), rep(50)], current: [rep(80), rep(110)] } };
+
+  it('gives each contender its median CPU ± half the range, and the ratio rep by rep with its range', () => {
+    expect(summaryTable([plain])).toEqual({
+      header: ['scenario', 'proxy µs/req', 'gateway µs/req', 'gateway/proxy'],
+      rows: [['throughput', '45.0 ±11%', '95.0 ±16%', '2.10× (2.00–2.20)']],
     });
-    expect(readCli([], { BENCH_OUT: '/tmp/y.json' })).toMatchObject({ options: { out: '/tmp/y.json' } });
-    expect(readCli(['-h'], {})).toEqual({ kind: 'help' });
-    expect(readCli([], { BENCH_ONLY: 'throughput,cache' }).kind).toBe('run');
-    expect(readCli([], { BENCH_ONLY: 'throughput,caches' })).toEqual({ kind: 'error', message: 'BENCH_ONLY: unknown scenario id "caches"' });
-    expect(readCli(['positional'], {}).kind).toBe('error');
+  });
+
+  it('with a ref: its column, current ÷ ref, and each ÷ the proxy', () => {
+    const withRef: ScenarioResult = { ...plain, reps: { ...plain.reps, ref: [rep(100), rep(100)] } };
+    const t = summaryTable([withRef]);
+    expect(t.header).toEqual(['scenario', 'proxy µs/req', 'ref µs/req', 'current µs/req', 'current/ref', 'ref/proxy', 'current/proxy']);
+    expect(t.rows).toEqual([['throughput', '45.0 ±11%', '100.0 ±0%', '95.0 ±16%', '0.95× (0.80–1.10)', '2.25× (2.00–2.50)', '2.10× (2.00–2.20)']]);
+  });
+
+  it('checks the plain request against the minimal proxy on the same rep-by-rep median', () => {
+    expect(checks([plain])).toEqual([{ target: expect.stringContaining('≤ 2.0×'), value: '2.10×', met: false }]);
+    expect(checks([{ ...plain, reps: { proxy: [rep(50)], current: [rep(99)] } }])[0]!.met).toBe(true);
+    expect(checks([{ ...plain, id: 'guardrails' }])).toEqual([]);
+  });
+
+  it('starts each rep at the next contender', () => {
+    expect([1, 2, 3, 4].map((n) => rotated(['ref', 'current', 'proxy'], n).join(' '))).toEqual([
+      'ref current proxy',
+      'current proxy ref',
+      'proxy ref current',
+      'ref current proxy',
+    ]);
+  });
+
+  it('renders into docs/benchmarks.md: the ref, the summary table and the targets', () => {
+    const t = summaryTable([{ ...plain, reps: { ...plain.reps, ref: [rep(100), rep(100)] } }]);
+    const r: Results = {
+      startedAt: '2026-01-02T03:04:05.000Z',
+      commit: 'abc',
+      against: { ref: 'main', commit: 'def' },
+      quick: true,
+      elapsedS: 60,
+      config: { reps: 2 },
+      machine: { nproc: 2, cpuModel: 'cpu', node: 'v20', platform: 'Linux' },
+      checks: checks([plain]),
+      summary: t,
+      scenarios: { throughput: { title: 'plain', notes: ['proxy: CPU µs/req 40.0 / 50.0'] } },
+    };
+    const md = renderBenchTable(r);
+    expect(md).toContain('Measured against `main` (commit `def`)');
+    expect(md).toContain('| throughput | 45.0 ±11% | 100.0 ±0% | 95.0 ±16% | 0.95× (0.80–1.10) | 2.25× (2.00–2.50) | 2.10× (2.00–2.20) |');
+    expect(md).toContain('| **no** |');
+    expect(md).toContain('### `throughput`');
+  });
+});
+
+describe('scenarios', () => {
+  it('each sends a JSON POST with a gateway key, and has an id of its own', () => {
+    expect(new Set(SCENARIOS.map((s) => s.id)).size).toBe(SCENARIOS.length);
+    for (const s of SCENARIOS) {
+      const req = s.request('http://127.0.0.1:9');
+      expect(() => JSON.parse(req.body), s.id).not.toThrow();
+      expect(req.headers['x-gateway-api-key'], s.id).toBeTruthy();
+      if (req.headers['x-gateway-config']) expect(JSON.parse(req.headers['x-gateway-config']), s.id).toBeTypeOf('object');
+    }
+  });
+});
+
+describe('wrk run', () => {
+  const hasWrk = (process.env.PATH ?? '').split(':').some((d) => statSync(path.join(d, 'wrk'), { throwIfNoEntry: false }));
+
+  it.skipIf(!hasWrk)('sends the body and every header (a JSON config included) and counts the answers; /proc gives the CPU', async () => {
+    const seen: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (s: string) => (body += s));
+      req.on('end', () => {
+        if (seen.length < 5) seen.push({ headers: req.headers, body });
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const config = JSON.stringify({ provider: 'openai', custom_host: 'http://127.0.0.1:1/v1' });
+    const cpu0 = cpuSeconds(process.pid);
+    try {
+      const w = await runWrk(
+        { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`, headers: { 'content-type': 'application/json', 'x-gateway-config': config }, body: '{"a":1}' },
+        { connections: 2, durationS: 1 },
+      );
+      expect(w.requests).toBeGreaterThan(0);
+      expect(w.errors).toBe(0);
+      expect(w.p50Ms).toBeGreaterThan(0);
+    } finally {
+      server.close();
+    }
+    expect(seen[0]).toMatchObject({ body: '{"a":1}', headers: { 'content-type': 'application/json', 'x-gateway-config': config } });
+    expect(cpuSeconds(process.pid)).toBeGreaterThan(cpu0);
   });
 });
