@@ -2,8 +2,8 @@
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { loadBootstrap, BootstrapError } from './config/bootstrap.js';
-import { helpText, OPTION_TABLE, readOptions } from './config/options.js';
-import { describeGatewayError, PipelineError } from './config/pipelines.js';
+import { helpText, OPTION_TABLE, readOptions, type ServerOptions } from './config/options.js';
+import { describeGatewayError } from './config/pipelines.js';
 import { readFileSync } from 'node:fs';
 import { parseConfig } from './config/schema.js';
 import { GatewayError } from './errors/gateway-error.js';
@@ -12,7 +12,8 @@ import { defaultProviders, ProviderRegistry } from './providers/registry.js';
 import { HostGuard } from './security/host-guard.js';
 import { redact, redactUrls } from './security/redact.js';
 import { listenFailure } from './config/listen-error.js';
-import { createGateway } from './gateway.js';
+import { createGateway, type Gateway } from './gateway.js';
+import { stopOnSignals } from './compose/server.js';
 import { MASTER_KEY_ENV, PREVIOUS_MASTER_KEYS_ENV } from './security/master-key.js';
 import { isPrimary, runPrimary } from './cluster.js';
 import { MemoryVersionedStore } from './state/memory/versioned-store.js';
@@ -33,7 +34,8 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-async function serve(argv: string[]): Promise<void> {
+/** `sluice serve`'s flags, or undefined when it printed its help. */
+function serveFlags(argv: string[]): Record<string, string | undefined> | undefined {
   let values: Record<string, string | boolean | undefined>;
   try {
     const parsed = parseArgs({
@@ -51,14 +53,19 @@ async function serve(argv: string[]): Promise<void> {
   }
   if (values.help) {
     process.stdout.write(helpText());
-    return;
+    return undefined;
   }
-  let gateway;
-  let drainDelayMs = 0;
-  let listenAt = { host: '', port: 0 };
+  return values as Record<string, string | undefined>;
+}
+
+/** The options, then either the cluster's primary (--workers N) or one gateway serving until a signal. */
+async function serve(argv: string[]): Promise<void> {
+  const flags = serveFlags(argv);
+  if (!flags) return;
+  let options: ServerOptions;
+  let gateway: Gateway;
   try {
-    const options = readOptions(values as Record<string, string | undefined>, process.env);
-    listenAt = { host: options.host, port: options.port };
+    options = readOptions(flags, process.env);
     const bootstrap = options.bootstrap ? loadBootstrap(options.bootstrap) : undefined;
     if (options.workers > 1 && isPrimary()) {
       const hasKeys = options['api-keys'].length > 0 || (bootstrap?.api_keys.length ?? 0) > 0;
@@ -71,7 +78,6 @@ async function serve(argv: string[]): Promise<void> {
       return;
     }
     limitHeapGrowth(options['heap-growth']);
-    drainDelayMs = options['drain-delay'];
     gateway = createGateway({
       options,
       bootstrap,
@@ -79,12 +85,12 @@ async function serve(argv: string[]): Promise<void> {
       previousMasterKeys: process.env[PREVIOUS_MASTER_KEYS_ENV] || undefined,
     });
   } catch (e) {
-    if (e instanceof BootstrapError || e instanceof PipelineError) fail(e.message);
     fail((e as Error).message);
   }
+  const { host, port } = options;
   const addr = await gateway
     .listen()
-    .catch((e: NodeJS.ErrnoException) => fail(e.syscall === 'listen' || e.syscall === 'getaddrinfo' ? listenFailure(e, listenAt.host, listenAt.port) : e.message));
+    .catch((e: NodeJS.ErrnoException) => fail(e.syscall === 'listen' || e.syscall === 'getaddrinfo' ? listenFailure(e, host, port) : e.message));
   if (gateway.generatedKey) {
     // Printed once, to the terminal only: never through the logger.
     process.stderr.write(
@@ -92,32 +98,7 @@ async function serve(argv: string[]): Promise<void> {
     );
   }
   gateway.logger.info({ msg: 'listening', address: addr.address, port: addr.port, pid: process.pid });
-
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) {
-      // A second signal while draining: stop now.
-      gateway.logger.warn({ msg: 'second signal while draining; exiting now', signal });
-      process.exit(1); // the logger writes what is waiting on exit
-    }
-    stopping = true;
-    // SIGTERM comes from an orchestrator: keep accepting for --drain-delay while /ready says 503, so
-    // the load balancer stops sending first. SIGINT is Ctrl-C at a terminal: nobody to tell, no wait.
-    const delay = signal === 'SIGTERM' ? drainDelayMs : 0;
-    gateway.logger.info({ msg: 'shutting down', signal, drain_delay_ms: delay });
-    gateway.shutdown(undefined, delay).then(
-      () => {
-        gateway.logger.info({ msg: 'stopped' });
-        process.exit(0); // the logger writes what is waiting on exit
-      },
-      (e: Error) => {
-        gateway.logger.error({ msg: 'shutdown failed', err: e.message });
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  stopOnSignals(gateway, options['drain-delay']);
 }
 
 /** `sluice plan <config.json | inline JSON>`: print the plan a config compiles to (keys redacted). */

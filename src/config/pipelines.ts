@@ -45,3 +45,26 @@ export function loadPipelines(dir: string, required: boolean): Map<string, Confi
   }
   return out;
 }
+
+/**
+ * Every saved config compiled once at start with `compile` (the plan builder, over the bootstrap
+ * file's virtual keys and no stored guardrail yet: a config may name any guardrail; a request using
+ * one that does not exist gets 404 or 400 then). A config naming a virtual key the deployment has
+ * not declared (the shipped examples do) is valid, and requests using it get 404
+ * virtual_key_not_found: those are named in one warning. Any other error stops the start, naming
+ * the config and the field.
+ */
+export function checkSavedConfigs(saved: ReadonlyMap<string, Config>, compile: (config: Config) => unknown, warn: (line: Record<string, unknown>) => void): void {
+  const needKeys: string[] = [];
+  for (const [id, config] of saved) {
+    try {
+      compile(config);
+    } catch (e) {
+      if (e instanceof GatewayError && e.code === 'virtual_key_not_found') needKeys.push(id);
+      else throw new PipelineError(describeGatewayError(`saved config ${id}`, e));
+    }
+  }
+  if (needKeys.length > 0) {
+    warn({ msg: 'saved configs name virtual keys the bootstrap file does not declare; requests using them get 404 unless such a key is made through /v1/virtual-keys', configs: needKeys });
+  }
+}

@@ -1,7 +1,7 @@
 /**
  * The layers of src/ point one way, so that a lower layer can be read, tested and reused without
  * the ones above it:
- *   composition root (main, gateway, cluster) → http → pipeline → operators
+ *   composition root (main, gateway, cluster, compose) → http → pipeline → operators
  *     → (plan, cache, checks, providers, upstream, management) → (config, state, metrics, errors, util, security)
  * A file may import its own layer or any layer below it, never one above; and no file takes part in
  * an import cycle (type-only imports included: a cycle of types is still a knot in the design).
@@ -19,6 +19,7 @@ const RANK: Record<string, number> = {
   'gateway.ts': 0,
   'cluster.ts': 0,
   'rotate-master-key.ts': 0,
+  compose: 0,
   demo: 0,
   http: 1,
   management: 1,

@@ -202,7 +202,8 @@ describe('sluice quickstart', () => {
   });
 
   it('is not imported by the serve path', () => {
-    for (const file of ['gateway.ts', 'http/app.ts', 'config/options.ts']) {
+    const compose = readdirSync(join(ROOT, 'src', 'compose')).map((f) => `compose/${f}`);
+    for (const file of ['gateway.ts', ...compose, 'http/app.ts', 'config/options.ts']) {
       expect(readFileSync(join(ROOT, 'src', file), 'utf8')).not.toMatch(/demo\//);
     }
     // main.ts loads it only inside the quickstart command, with a dynamic import

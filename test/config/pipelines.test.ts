@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PipelineError, describeGatewayError, loadPipelines } from '../../src/config/pipelines.js';
+import { PipelineError, checkSavedConfigs, describeGatewayError, loadPipelines } from '../../src/config/pipelines.js';
+import type { Config } from '../../src/config/schema.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { thrownBy } from '../helpers/throws.js';
 
@@ -99,5 +100,36 @@ describe('describeGatewayError', () => {
 
   it('uses the message of any other error', () => {
     expect(describeGatewayError('src', new Error('plain'))).toBe('src: plain');
+  });
+});
+
+describe('checkSavedConfigs', () => {
+  const saved = new Map<string, Config>([
+    ['ok', { virtual_key: 'vk-a' }],
+    ['undeclared', { virtual_key: 'vk-missing' }],
+  ]);
+  /** A plan builder that knows vk-a only, and refuses a config it cannot build. */
+  const compile = (config: Config): void => {
+    if (config.virtual_key === 'vk-missing') throw new GatewayError('virtual_key_not_found');
+    if (config.virtual_key !== 'vk-a') throw new GatewayError('invalid_config', 'Invalid config: x', { issues: [{ path: ['retry'], message: 'bad' }] });
+  };
+
+  it('compiles every config; those naming an undeclared virtual key are valid, named in one warning', () => {
+    const warnings: Record<string, unknown>[] = [];
+    checkSavedConfigs(saved, compile, (line) => warnings.push(line));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.configs).toEqual(['undeclared']);
+    expect(String(warnings[0]!.msg)).toContain('/v1/virtual-keys');
+  });
+
+  it('warns of nothing when every config builds', () => {
+    const warnings: unknown[] = [];
+    checkSavedConfigs(new Map([['ok', { virtual_key: 'vk-a' }]]), compile, (line) => warnings.push(line));
+    expect(warnings).toEqual([]);
+  });
+
+  it('stops the start on any other error, naming the config and the field', () => {
+    const e = pipelineError(() => checkSavedConfigs(new Map([...saved, ['broken', { virtual_key: 'vk-b' }]]), compile, () => {}));
+    expect(e.message).toBe('saved config broken: Invalid config: x\n  retry: bad');
   });
 });

@@ -6,7 +6,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { connectionsCheckingIntervalMs } from '../../src/gateway.js';
+import { connectionsCheckingIntervalMs } from '../../src/compose/server.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { chatChunks, FakeOpenAI, sseFrames } from '../fakes/openai-server.js';
 import { chatContent, parseSse, viaHeaders } from '../http/_util.js';

@@ -57,7 +57,7 @@ const RULES: Rule[] = [
   {
     what: "node's http module as a value (a server, never a client)",
     pattern: /import\s+(?!type\s)[^;]*?from\s+'node:http'/,
-    allowed: { 'gateway.ts': 'the HTTP server', 'demo/fake-provider.ts': "the quickstart's echo server" },
+    allowed: { 'compose/server.ts': 'the HTTP server', 'demo/fake-provider.ts': "the quickstart's echo server" },
   },
   {
     what: 'DNS resolution',
@@ -118,10 +118,11 @@ describe('one egress: outbound calls only through src/security/egress.ts', () =>
   });
 
   it('the composition root builds the one egress and hands its dispatcher to providers and checks', () => {
-    const root = text.get('gateway.ts')!;
-    expect(root).toMatch(/const egress = createEgress\(hostGuard,/);
-    expect(root).toMatch(/createCheckDeps\(hostGuard, \{[^}]*dispatcher: egress\.dispatcher/);
-    expect(root).toMatch(/dispatcher: egress\.dispatcher,/);
-    expect(root).toMatch(/fetch: egress\.fetch,/);
+    const providers = text.get('compose/providers.ts')!;
+    expect(providers).toMatch(/const egress = createEgress\(hostGuard,/);
+    const pipeline = text.get('compose/pipeline.ts')!;
+    expect(pipeline).toMatch(/createCheckDeps\(hostGuard, \{[^}]*dispatcher: egress\.dispatcher/);
+    expect(pipeline).toMatch(/dispatcher: egress\.dispatcher,/);
+    expect(pipeline).toMatch(/fetch: egress\.fetch,/);
   });
 });
