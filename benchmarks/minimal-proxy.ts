@@ -26,7 +26,7 @@ if (!UPSTREAM) {
 const PORT = Number(process.env.PROXY_PORT ?? 0);
 const HOST = process.env.PROXY_HOST ?? '127.0.0.1';
 
-// The same pool settings as the gateway's upstream Agent (src/gateway.ts).
+// The same pool settings as the gateway's upstream Agent (src/compose/providers.ts).
 const pool = new Pool(new URL(UPSTREAM).origin, {
   connections: 512,
   pipelining: 1,
@@ -66,7 +66,7 @@ const server = http.createServer((req, res) => {
       });
   });
 });
-// The gateway's server settings (src/gateway.ts): keepAliveTimeout 65 s, requestTimeout 0.
+// The gateway's server settings (src/compose/server.ts): keepAliveTimeout 65 s, requestTimeout 0.
 server.keepAliveTimeout = 65_000;
 server.requestTimeout = 0;
 
