@@ -4,7 +4,7 @@ import type { Agent } from 'undici';
 import { createHandler, endInFlight } from './http/app.js';
 import type { Socket } from 'node:net';
 import { BootstrapError, type Bootstrap } from './config/bootstrap.js';
-import { PriceTable } from './config/prices.js';
+import { PriceTable } from './pricing/prices.js';
 import { UsageLimits } from './operators/usage-limit.js';
 import type { ServerOptions } from './config/options.js';
 import { describeGatewayError, loadPipelines, PipelineError } from './config/pipelines.js';

@@ -1,7 +1,10 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import type { CheckHttp } from '../checks/http.js';
-import { costOf, normalModelId, roundCost, type Price, type PriceTable } from '../config/prices.js';
-import { estimateTokens, type TokenEstimate } from '../config/usage-estimate.js';
+import type { Price } from '../config/prices.js';
+import { costOf, roundCost } from '../pricing/cost.js';
+import { normalModelId } from '../pricing/model-id.js';
+import type { PriceTable } from '../pricing/prices.js';
+import { estimateTokens, type TokenEstimate } from '../pricing/usage-estimate.js';
 import type { Endpoint, Usage } from '../config/wire.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Telemetry } from '../metrics/telemetry.js';

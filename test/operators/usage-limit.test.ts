@@ -1,6 +1,6 @@
 import { lastValueFrom, of, Subject, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { PriceTable } from '../../src/config/prices.js';
+import { PriceTable } from '../../src/pricing/prices.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { UsageLimits, type LimitedRequest } from '../../src/operators/usage-limit.js';
 import type { PlanNode } from '../../src/plan/types.js';
