@@ -5,7 +5,8 @@ import { createHandler, endInFlight } from './http/app.js';
 import type { Socket } from 'node:net';
 import { BootstrapError, type Bootstrap } from './config/bootstrap.js';
 import { PriceTable } from './pricing/prices.js';
-import { UsageLimits } from './operators/usage-limit.js';
+import { UsageLimits } from './limits/service.js';
+import { usageLimit } from './operators/usage-limit.js';
 import type { ServerOptions } from './config/options.js';
 import { describeGatewayError, loadPipelines, PipelineError } from './config/pipelines.js';
 import { ConfigResolver } from './plan/resolve.js';
@@ -277,7 +278,7 @@ export function createGateway(init: GatewayInit): Gateway {
       fetch: egress.fetch,
       hooks: hookDeps,
     }),
-    stages: { usageLimit: usageLimits.operator(), ledger: usageLimits },
+    stages: { usageLimit: usageLimit({ limits: usageLimits }), ledger: usageLimits },
     metrics: telemetry.registry,
     apiKeys: catalog.apiKeys,
     guardrails: new GuardrailsService(stores.guardrails, init.validateChecks ?? checksValidator(resolveCheck)),

@@ -24,6 +24,7 @@ const RANK: Record<string, number> = {
   management: 1,
   pipeline: 2,
   operators: 3,
+  limits: 4,
   plan: 4,
   cache: 4,
   checks: 4,
