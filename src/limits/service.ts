@@ -43,7 +43,7 @@ export class UsageLimits {
     const { counters, prices, telemetry, logger, now } = deps;
     this.index = new PolicyIndex(deps.policies);
     this.admission = new Admission({ index: this.index, counters, prices, telemetry, logger, now, onStoreError: deps.onStoreError, warnIntervalMs: deps.warnIntervalMs });
-    const alerts = new Alerts({ telemetry, logger, ...(deps.webhook ? { webhook: deps.webhook } : {}) });
+    const alerts = new Alerts({ telemetry, logger, webhook: deps.webhook });
     this.settlement = new Settlement({ counters, alerts, now, retryIntervalMs: deps.retryIntervalMs });
     this.ledger = new UsageLedger({ prices, telemetry, settlement: this.settlement });
   }
