@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { normalModelId } from '../config/prices.js';
+import { normalModelId } from '../pricing/model-id.js';
 import type { CheckDef } from './types.js';
 
 const Params = z.strictObject({ models: z.array(z.string().min(1)).min(1) });

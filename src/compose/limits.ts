@@ -1,7 +1,7 @@
 import { BootstrapError } from '../config/bootstrap.js';
-import { PriceTable } from '../config/prices.js';
+import { PriceTable } from '../pricing/prices.js';
 import type { CheckHttp } from '../checks/http.js';
-import { UsageLimits } from '../operators/usage-limit.js';
+import { UsageLimits } from '../limits/service.js';
 import type { Basics } from './basics.js';
 import type { Providers } from './providers.js';
 import type { State } from './state.js';

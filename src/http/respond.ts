@@ -6,7 +6,7 @@ import { clientError, errorBody, sendError } from './errors.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 import type { Flow } from '../upstream/flow.js';
 import { SSE_DONE, SSE_HEADERS, sseComment, sseData, sseError } from '../upstream/sse-encode.js';
-import { formatCost } from '../config/prices.js';
+import { formatCost } from '../pricing/cost.js';
 
 function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): void {
   ex.meta = meta;

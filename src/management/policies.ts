@@ -46,7 +46,7 @@ function definition(b: UsageLimitBody, status: UsageLimitPolicy['status']): Poli
  * creates in and sees only its workspace, another workspace's policy is a 404 as an unknown one, and
  * naming another workspace is a 403), and the answers. No HTTP types.
  * Every policy answered carries its `value_key_usage_map`: each group's usage in the current period,
- * read from the usage counters (src/operators/usage-limit.ts enforces the policies).
+ * read from the usage counters (src/limits/ enforces the policies).
  */
 export class PoliciesService {
   constructor(

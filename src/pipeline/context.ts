@@ -13,7 +13,7 @@ import type { BreakerStore } from '../state/breaker-store.js';
 import type { Dispatcher } from 'undici';
 import { Flow } from '../upstream/flow.js';
 import type { Spent } from '../operators/accounting.js';
-import type { KeyScope, LimitHold } from '../operators/usage-limit.js';
+import type { KeyScope, LimitHold } from '../limits/types.js';
 
 /** The cache's state and helpers; absent: caching is off. */
 export interface CacheDeps {

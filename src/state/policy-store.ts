@@ -2,7 +2,7 @@
  * Usage-limit policies (docs/usage-limits.md; GET/POST/PUT/DELETE /v1/policies/usage-limits),
  * behind a port. A policy is never removed: DELETE archives it (status → archived). Reads and writes
  * are scoped as guardrails are: a caller bound to a workspace (or an organisation) sees only that
- * scope's policies. Enforcement (src/operators/usage-limit.ts) reads the active policies
+ * scope's policies. Enforcement (src/limits/policy-index.ts) reads the active policies
  * synchronously (`active()`, from memory: with Redis a mirror kept current by pub/sub) and re-indexes
  * them when `generation()` moves. The usage itself is not here: it lives in the usage counters
  * (usage-counters.ts), and the management API fills `value_key_usage_map` from them.

@@ -2,7 +2,7 @@
  * The layers of src/ point one way, so that a lower layer can be read, tested and reused without
  * the ones above it:
  *   composition root (main, gateway, cluster, compose) → http → pipeline → operators
- *     → (plan, cache, checks, providers, upstream, management) → (config, state, metrics, errors, util, security)
+ *     → (plan, cache, checks, limits, providers, upstream, management) → (config, pricing, state, metrics, errors, util, security)
  * A file may import its own layer or any layer below it, never one above; and no file takes part in
  * an import cycle (type-only imports included: a cycle of types is still a knot in the design).
  * Reads the sources as text, so it needs no build and names the files at fault.
@@ -25,12 +25,14 @@ const RANK: Record<string, number> = {
   management: 1,
   pipeline: 2,
   operators: 3,
+  limits: 4,
   plan: 4,
   cache: 4,
   checks: 4,
   providers: 4,
   upstream: 4,
   config: 5,
+  pricing: 5,
   state: 5,
   metrics: 5,
   errors: 5,

@@ -1,8 +1,10 @@
 import { lastValueFrom, of, Subject, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { PriceTable } from '../../src/config/prices.js';
+import { PriceTable } from '../../src/pricing/prices.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import { UsageLimits, type LimitedRequest } from '../../src/operators/usage-limit.js';
+import { UsageLimits } from '../../src/limits/service.js';
+import type { LimitedRequest } from '../../src/limits/types.js';
+import { usageLimit } from '../../src/operators/usage-limit.js';
 import type { PlanNode } from '../../src/plan/types.js';
 import { MemoryPolicyStore } from '../../src/state/memory/policy-store.js';
 import { MemoryUsageCounters } from '../../src/state/memory/usage-counters.js';
@@ -23,48 +25,48 @@ async function setup(counters = new MemoryUsageCounters()) {
   const policies = new MemoryPolicyStore();
   const { telemetry, calls } = recording();
   const limits = new UsageLimits({ policies, counters, prices: new PriceTable(), telemetry, logger: { warn() {} }, now: () => Date.UTC(2031, 0, 1), onStoreError: 'closed' });
-  return { policies, counters, limits, calls };
+  return { policies, counters, limits, stage: usageLimit<LimitedRequest>({ limits }), calls };
 }
 
 const draft = { name: 'p', type: 'tokens' as const, status: 'active' as const, conditions: [], group_by: [], credit_limit: 20, alert_threshold: null, periodic_reset: null, workspace_id: 'ws-a', organisation_id: null };
 
 describe('usage-limit stage', () => {
   it('is the identity while no policy is active, and for a key outside every policy scope', async () => {
-    const { policies, limits } = await setup();
+    const { policies, stage } = await setup();
     const src = of(req());
-    expect(limits.stage(src)).toBe(src);
+    expect(stage(src)).toBe(src);
     await policies.create(draft);
     const other = req({ key: { name: 'b', workspace_id: 'ws-b' } });
-    expect(await lastValueFrom(limits.stage(of(other)))).toBe(other);
+    expect(await lastValueFrom(stage(of(other)))).toBe(other);
     expect(other.limits).toBeUndefined();
   });
 
   it('reserves the estimate (15 = 5 + max_tokens 10) while some of the limit is left; the ledger releases it when the answer ends without any attempt', async () => {
-    const { policies, limits, counters } = await setup();
+    const { policies, limits, stage, counters } = await setup();
     const p = await policies.create(draft);
     const r = req();
-    await lastValueFrom(limits.stage(of(r)));
+    await lastValueFrom(stage(of(r)));
     expect(r.limits?.held.map((h) => h.estimate)).toEqual([15]);
     // 15 reserved of 20: 5 are left, so a second is admitted (its 15 need not fit); then none are left
     const r2 = req();
-    await lastValueFrom(limits.stage(of(r2)));
-    await expect(lastValueFrom(limits.stage(of(req())))).rejects.toMatchObject({ code: 'usage_limit_exceeded', status: 412 });
+    await lastValueFrom(stage(of(r2)));
+    await expect(lastValueFrom(stage(of(req())))).rejects.toMatchObject({ code: 'usage_limit_exceeded', status: 412 });
     limits.end(r);
     limits.end(r2);
     await new Promise((resolve) => setImmediate(resolve));
     expect(await counters.usage({ policyId: p.id, type: 'tokens', reset: null }, Date.UTC(2031, 0, 1))).toEqual({});
-    expect(await lastValueFrom(limits.stage(of(req())))).toBeDefined();
+    expect(await lastValueFrom(stage(of(req())))).toBeDefined();
   });
 
   it('the 412 says which refused: in-flight reservations fill the rest, or usage reached the limit, with the numbers and no request text', async () => {
-    const { policies, limits } = await setup();
+    const { policies, limits, stage } = await setup();
     const p = await policies.create({ ...draft, name: 'Edge', credit_limit: 42 });
     const secret = 'the prompt text 7f3a';
     const ask = () => req({ request: { endpoint: 'chat', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: secret }] } } });
-    const refusal = async () => (await lastValueFrom(limits.stage(of(ask()))).then(() => undefined, (e: unknown) => e)) as GatewayError;
+    const refusal = async () => (await lastValueFrom(stage(of(ask()))).then(() => undefined, (e: unknown) => e)) as GatewayError;
     // no max_tokens: 1,024 output tokens are estimated, more than the whole limit, and still admitted at 0 used
     const first = ask();
-    await lastValueFrom(limits.stage(of(first)));
+    await lastValueFrom(stage(of(first)));
     const estimate = first.limits!.held[0]!.estimate;
     expect(estimate).toBeGreaterThan(1024);
     const busy = await refusal();
@@ -94,11 +96,11 @@ describe('usage-limit stage', () => {
         return new Promise<ReserveOutcome>((r) => (resolve = r)).then(() => real);
       },
     });
-    const { policies, limits } = await setup(slow);
+    const { policies, stage } = await setup(slow);
     await policies.create(draft);
     const r = req();
     const source = new Subject<LimitedRequest>();
-    const sub = (limits.stage(source as Observable<LimitedRequest>) as Observable<LimitedRequest>).subscribe();
+    const sub = stage(source as Observable<LimitedRequest>).subscribe();
     source.next(r);
     sub.unsubscribe();
     resolve({ ok: false, refused: 0, used: 0, reserved: 0, periodEnd: 0 }); // (the wrapper answers the real outcome)
@@ -112,9 +114,9 @@ describe('usage-limit stage', () => {
 
   it('fails closed with 503 when the counters throw, and counts it', async () => {
     const counters = Object.assign(new MemoryUsageCounters(), { reserve: () => Promise.reject(new Error('ECONNREFUSED')) });
-    const { policies, limits, calls } = await setup(counters);
+    const { policies, stage, calls } = await setup(counters);
     await policies.create(draft);
-    const e = await lastValueFrom(limits.stage(of(req()))).catch((x: unknown) => x);
+    const e = await lastValueFrom(stage(of(req()))).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(GatewayError);
     expect(e).toMatchObject({ code: 'usage_limits_unavailable', status: 503 });
     expect(calls).toContainEqual(['limitStoreError', 'refused']);

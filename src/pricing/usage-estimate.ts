@@ -11,8 +11,8 @@
  * client cannot move its text to a field that is sent but not counted.
  */
 import { imageSize } from './image-size.js';
-import { normalModelId } from './prices.js';
-import type { Endpoint } from './wire.js';
+import type { Endpoint } from '../config/wire.js';
+import { normalModelId } from './model-id.js';
 
 /** Output tokens reserved for a chat request that sets neither `max_completion_tokens` nor `max_tokens`. */
 export const DEFAULT_OUTPUT_TOKENS = 1024;

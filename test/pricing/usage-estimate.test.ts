@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { imageSize } from '../../src/config/image-size.js';
+import { imageSize } from '../../src/pricing/image-size.js';
 import {
   AUDIO_BYTES_PER_TOKEN,
   DEFAULT_OUTPUT_TOKENS,
@@ -8,7 +8,7 @@ import {
   MAX_IMAGE_TILES,
   MEDIA_PART_TOKENS,
   textTokens,
-} from '../../src/config/usage-estimate.js';
+} from '../../src/pricing/usage-estimate.js';
 
 /** Image headers as a client would send them inline: just enough bytes for the size, then padding. */
 const dataUrl = (mime: string, head: Buffer): string => `data:${mime};base64,${Buffer.concat([head, Buffer.alloc(64)]).toString('base64')}`;

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { costOf, DEFAULT_PRICES, formatCost, modelIdForms, normalModelId, PricesSchema, PriceTable, roundCost } from '../../src/config/prices.js';
+import { PricesSchema } from '../../src/config/prices.js';
+import { costOf, formatCost, roundCost } from '../../src/pricing/cost.js';
+import { modelIdForms, normalModelId } from '../../src/pricing/model-id.js';
+import { DEFAULT_PRICES, PriceTable } from '../../src/pricing/prices.js';
 import { parseBootstrap } from '../../src/config/bootstrap.js';
 import { defaultProviders, ProviderRegistry } from '../../src/providers/registry.js';
 
