@@ -13,18 +13,18 @@ import type { Exchange } from './exchange.js';
  * config, body) carry none of them: nothing was looked up or tried.
  */
 function setTriedHeaders(ex: Exchange, res: ServerResponse, err: GatewayError): void {
-  const ctx = ex.ctx!;
+  const outcome = ex.ctx!.outcome;
   // A refusal in translation names the target that refused (none when several did: the message
   // names them); any other error, the target whose attempt failed last.
-  const failed: AnswerMeta | undefined = err instanceof TargetCannotServe ? err.refusingTarget : ctx.failed;
+  const failed: AnswerMeta | undefined = err instanceof TargetCannotServe ? err.refusingTarget : outcome.failed;
   if (failed) {
-    ex.meta = ctx.cacheStatus === undefined ? failed : { ...failed, cacheStatus: ctx.cacheStatus };
+    ex.meta = outcome.cacheStatus === undefined ? failed : { ...failed, cacheStatus: outcome.cacheStatus };
     res.setHeader('x-gateway-provider', failed.provider);
     res.setHeader('x-gateway-target', failed.target);
     res.setHeader('x-gateway-retry-attempt-count', String(failed.retries));
     if (failed.paramsMapped !== undefined) res.setHeader('x-gateway-params-mapped', failed.paramsMapped);
   }
-  res.setHeader('x-gateway-cache-status', ctx.cacheStatus ?? 'DISABLED');
+  res.setHeader('x-gateway-cache-status', outcome.cacheStatus ?? 'DISABLED');
 }
 
 /**

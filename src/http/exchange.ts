@@ -86,7 +86,7 @@ export class Exchange {
     const latencyMs = performance.now() - this.start;
     if (ctx) {
       const now = this.out.now();
-      const upstreamMs = ctx.upstreamMs + (ctx.upstreamActive > 0 ? now - ctx.upstreamSince : 0);
+      const upstreamMs = ctx.outcome.upstreamWaitMs(now);
       this.out.telemetry.request(ctx.request.endpoint, res.statusCode, latencyMs / 1000, (latencyMs - upstreamMs) / 1000);
     }
     this.out.requestLog(this, latencyMs);

@@ -85,7 +85,7 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs:
           setAnswerHeaders(ex, res, ev.meta);
           // The request's cost (USD), priced before the answer reached here; a stream's headers go
           // before its usage is known, so only JSON answers carry it.
-          const cost = ex.ctx?.cost;
+          const cost = ex.ctx?.outcome.cost;
           if (cost !== undefined) res.setHeader('x-gateway-cost', formatCost(cost));
           res.statusCode = ev.status;
           res.setHeader('content-type', 'application/json; charset=utf-8');
