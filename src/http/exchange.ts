@@ -11,7 +11,7 @@ import type { ApiKeyRecord } from '../security/api-keys.js';
 
 /**
  * One request/response exchange and what the gateway learns about it on the way: trace id, settings,
- * key, pipeline context, the answering target, the error. Plain Node objects, so the hot routes need
+ * key, the parsed request (its context, and its outcome there), the answering target, the error. Plain Node objects, so the hot routes need
  * no framework; the log line (src/http/request-log.ts reads its fields from here), the request's
  * record (src/http/request-record.ts) and gateway-wide metrics are written once, when the response closes.
  */

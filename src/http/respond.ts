@@ -38,7 +38,7 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs:
     done = true;
     ex.subscription = undefined;
   };
-  // The request's flow exists once the pipeline has made its context (a stream request only).
+  // The request's flow exists once the edge has parsed the request (a stream request only).
   const flowOf = (): Flow | undefined => ex.ctx?.flow;
   const onClose = (): void => {
     if (stall) clearTimeout(stall);
