@@ -9,9 +9,8 @@ import { sendError } from './errors.js';
 import { Exchange, exchangeOf } from './exchange.js';
 import { interruptExchange } from './respond.js';
 import type { Socket } from 'node:net';
-import { PROXY_ROUTES } from './routes/index.js';
+import { INGRESS } from '../ingress/index.js';
 import { proxyRoute } from './routes/proxy.js';
-import { pickModel } from '../operators/pick-model.js';
 import { guardrailRoutes } from './routes/guardrails.js';
 import { policyRoutes } from './routes/policies.js';
 import { promptRoutes } from './routes/prompts.js';
@@ -113,10 +112,9 @@ export function createHandler(deps: AppDeps, routes: readonly HotRoute[] = []): 
   const hot = new Router<(ex: Exchange, params: Params) => void>();
   const runner = new RequestRunner(new PlanRunner(deps.pipeline), deps.stages);
   const run = (ctx: RequestContext) => runner.run(ctx);
-  for (const r of PROXY_ROUTES) hot.add(r.method, r.path, proxyRoute({ endpoint: r.endpoint, pathname: r.path }, deps, run));
-  // The openai SDKs' models.retrieve: the listing's entry, asked of the same plan as GET /v1/models
-  // (conditional routing sees that path). An id with a `/` comes percent-encoded, as the SDKs send it.
-  hot.add('GET', '/v1/models/:id', proxyRoute({ endpoint: 'models', pathname: '/v1/models' }, deps, run, (params) => pickModel(params.id!)));
+  for (const format of INGRESS) {
+    for (const r of format.routes) hot.add(r.method, r.path, proxyRoute({ format, pathname: r.pathname ?? r.path }, deps, run, r.answer));
+  }
   for (const r of routes) hot.add(r.method, r.path, r.handle);
   const now = deps.pipeline.now;
   const out = {

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { GatewayError, toGatewayError } from '../errors/gateway-error.js';
 import { TargetCannotServe } from '../errors/cannot-serve.js';
 import type { AnswerMeta } from '../upstream/events.js';
-import { redact, redactUrls } from '../security/redact.js';
+import { redactUrls } from '../security/redact.js';
 import type { Exchange } from './exchange.js';
 
 /**
@@ -37,8 +37,6 @@ export function clientError(err: unknown): GatewayError {
   return ge;
 }
 
-/** The error's envelope, redacted by kind (security/redact.ts). */
-export const errorBody = (ge: GatewayError, traceId: string): Record<string, unknown> => redact(ge.toBody(traceId));
 
 /**
  * Statuses whose answer no retry of the same request can change: the request, its key or its route is
@@ -65,6 +63,6 @@ export function sendError(ex: Exchange, err: unknown): GatewayError {
   if (ge.headers) for (const k in ge.headers) res.setHeader(k, ge.headers[k]!);
   res.statusCode = ge.status;
   res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify(errorBody(ge, ex.traceId)));
+  res.end(JSON.stringify(ex.framing.errorBody(ge, ex.traceId)));
   return ge;
 }

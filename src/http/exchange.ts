@@ -8,6 +8,7 @@ import type { PromptUse } from '../pipeline/prompt.js';
 import type { AnswerMeta } from '../upstream/events.js';
 import type { RequestLogWriter } from './request-log.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
+import { OPENAI_FRAMING, type Framing } from '../ingress/index.js';
 
 /**
  * One request/response exchange and what the gateway learns about it on the way: trace id, settings,
@@ -33,6 +34,8 @@ export class Exchange {
    */
   headers: IncomingMessage['headers'];
   ctx: RequestContext | undefined;
+  /** How this exchange's answer and errors are written: its front door's (OpenAI's until a route says). */
+  framing: Framing = OPENAI_FRAMING;
   /** The prompt template version that rendered the request (set by the renderer), for its log line and record. */
   prompt: PromptUse | undefined = undefined;
   meta: AnswerMeta | undefined;

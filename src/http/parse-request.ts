@@ -1,7 +1,6 @@
-import { parseBody } from '../config/bodies.js';
 import { newContext, type RequestContext } from '../pipeline/context.js';
 import type { PlanNode } from '../plan/types.js';
-import type { Endpoint } from '../providers/types.js';
+import type { IngressFormat } from '../ingress/types.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import { tenantKey } from '../security/tenancy.js';
 import { memoByObject } from '../util/memo.js';
@@ -18,9 +17,9 @@ const tenantOfKey = memoByObject((key: ApiKeyRecord): string =>
   key.workspace_id !== undefined || key.organisation_id !== undefined ? tenantKey(key) : `key:${key.name}`,
 );
 
-/** What the edge parses a proxied request with: its endpoint and the path conditions see. */
+/** What the edge parses a proxied request with: its front door and the path conditions see. */
 export interface ParseRoute {
-  endpoint: Endpoint;
+  format: IngressFormat;
   pathname: string;
 }
 
@@ -28,17 +27,16 @@ type ParseDeps = Pick<AppDeps, 'apiKeys' | 'resolver' | 'promptRenderer' | 'body
 
 /** The raw body, its prompt rendered, validated → the request's context (`ex.ctx`); throws the 400. */
 function contextOf(ex: Exchange, route: ParseRoute, deps: ParseDeps, plan: PlanNode, raw: unknown): RequestContext {
-  const { endpoint, pathname } = route;
+  const format = route.format;
   // The prompt is rendered before the body is validated: the template may give model and messages.
-  const rendered = deps.promptRenderer.render(plan.prompt, endpoint, raw, ex.gatewayKey, ex);
-  const body = endpoint === 'models' ? undefined : (parseBody(endpoint, rendered) as Record<string, unknown>);
+  const rendered = deps.promptRenderer.render(plan.prompt, format.endpoint, raw, ex.gatewayKey, ex);
   const settings = ex.settings;
   const key = ex.gatewayKey;
   const ctx = newContext(
     ex.traceId,
-    { endpoint, body, stream: endpoint !== 'embeddings' && body?.stream === true, headers: ex.headers },
+    format.toRequest(format.parse(rendered), ex.headers),
     deps.pipeline.now(),
-    pathname,
+    route.pathname,
     settings.metadata,
     key ? tenantOfKey(key) : '',
   );
@@ -75,6 +73,6 @@ export function parseRequest(ex: Exchange, route: ParseRoute, deps: ParseDeps, d
     }
     done(undefined, ctx);
   };
-  if (route.endpoint === 'models') return finish(undefined);
+  if (!route.format.hasBody) return finish(undefined);
   readJsonBody(ex.req, deps.bodyLimitBytes, (err, raw) => (err ? done(err) : finish(raw)));
 }

@@ -22,6 +22,7 @@ export function proxyRoute(
   run: RunRequest,
   answer?: (params: Params) => OperatorFunction<GatewayEvent, GatewayEvent>,
 ): (ex: Exchange, params: Params) => void {
+  const framing = route.format.framing;
   // One Observable per request: parsed, then answered. Unsubscribing (the client left) drops a late
   // parse; the callback holds the subscriber only until it is called or unsubscribed (reading the
   // body, it sits on the request, which outlives the answer on a kept-alive socket).
@@ -46,6 +47,14 @@ export function proxyRoute(
       };
     });
   const stallMs = deps.pipeline.streamIdleTimeoutMs;
-  if (answer) return (ex, params) => respond(events(ex).pipe(answer(params)), ex, stallMs);
-  return (ex) => respond(events(ex), ex, stallMs);
+  if (answer) {
+    return (ex, params) => {
+      ex.framing = framing;
+      respond(events(ex).pipe(answer(params)), ex, stallMs);
+    };
+  }
+  return (ex) => {
+    ex.framing = framing;
+    respond(events(ex), ex, stallMs);
+  };
 }
