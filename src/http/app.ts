@@ -9,9 +9,8 @@ import { sendError } from './errors.js';
 import { Exchange, exchangeOf } from './exchange.js';
 import { interruptExchange } from './respond.js';
 import type { Socket } from 'node:net';
-import { PROXY_ROUTES } from './routes/index.js';
+import { INGRESS } from '../ingress/index.js';
 import { proxyRoute } from './routes/proxy.js';
-import { pickModel } from '../operators/pick-model.js';
 import { guardrailRoutes } from './routes/guardrails.js';
 import { policyRoutes } from './routes/policies.js';
 import { promptRoutes } from './routes/prompts.js';
@@ -20,6 +19,8 @@ import { apiKeyRoutes } from './routes/api-keys.js';
 import { virtualKeyRoutes } from './routes/virtual-keys.js';
 import { LogsService } from '../management/logs.js';
 import { PlanRunner } from '../pipeline/run-plan.js';
+import { RequestRunner } from '../pipeline/run-request.js';
+import type { RequestContext } from '../pipeline/context.js';
 import { Router, type HotRoute, type Params } from './router.js';
 
 
@@ -109,11 +110,11 @@ function createFrameworkApp(deps: AppDeps): express.Express {
 export function createHandler(deps: AppDeps, routes: readonly HotRoute[] = []): (req: IncomingMessage, res: ServerResponse) => void {
   const app = createFrameworkApp(deps);
   const hot = new Router<(ex: Exchange, params: Params) => void>();
-  const runner = new PlanRunner(deps.pipeline);
-  for (const r of PROXY_ROUTES) hot.add(r.method, r.path, proxyRoute(r.endpoint, r.path, deps, runner));
-  // The openai SDKs' models.retrieve: the listing's entry, asked of the same plan as GET /v1/models
-  // (conditional routing sees that path). An id with a `/` comes percent-encoded, as the SDKs send it.
-  hot.add('GET', '/v1/models/:id', proxyRoute('models', '/v1/models', deps, runner, (params) => pickModel(params.id!)));
+  const runner = new RequestRunner(new PlanRunner(deps.pipeline), deps.stages);
+  const run = (ctx: RequestContext) => runner.run(ctx);
+  for (const format of INGRESS) {
+    for (const r of format.routes) hot.add(r.method, r.path, proxyRoute({ format, pathname: r.pathname ?? r.path }, deps, run, r.answer));
+  }
   for (const r of routes) hot.add(r.method, r.path, r.handle);
   const now = deps.pipeline.now;
   const out = {

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { GatewayError, toGatewayError } from '../errors/gateway-error.js';
 import { TargetCannotServe } from '../errors/cannot-serve.js';
 import type { AnswerMeta } from '../upstream/events.js';
-import { redact, redactUrls } from '../security/redact.js';
+import { redactUrls } from '../security/redact.js';
 import type { Exchange } from './exchange.js';
 
 /**
@@ -13,18 +13,18 @@ import type { Exchange } from './exchange.js';
  * config, body) carry none of them: nothing was looked up or tried.
  */
 function setTriedHeaders(ex: Exchange, res: ServerResponse, err: GatewayError): void {
-  const ctx = ex.ctx!;
+  const outcome = ex.ctx!.outcome;
   // A refusal in translation names the target that refused (none when several did: the message
   // names them); any other error, the target whose attempt failed last.
-  const failed: AnswerMeta | undefined = err instanceof TargetCannotServe ? err.refusingTarget : ctx.failed;
+  const failed: AnswerMeta | undefined = err instanceof TargetCannotServe ? err.refusingTarget : outcome.failed;
   if (failed) {
-    ex.meta = ctx.cacheStatus === undefined ? failed : { ...failed, cacheStatus: ctx.cacheStatus };
+    ex.meta = outcome.cacheStatus === undefined ? failed : { ...failed, cacheStatus: outcome.cacheStatus };
     res.setHeader('x-gateway-provider', failed.provider);
     res.setHeader('x-gateway-target', failed.target);
     res.setHeader('x-gateway-retry-attempt-count', String(failed.retries));
     if (failed.paramsMapped !== undefined) res.setHeader('x-gateway-params-mapped', failed.paramsMapped);
   }
-  res.setHeader('x-gateway-cache-status', ctx.cacheStatus ?? 'DISABLED');
+  res.setHeader('x-gateway-cache-status', outcome.cacheStatus ?? 'DISABLED');
 }
 
 /**
@@ -37,8 +37,6 @@ export function clientError(err: unknown): GatewayError {
   return ge;
 }
 
-/** The error's envelope, redacted by kind (security/redact.ts). */
-export const errorBody = (ge: GatewayError, traceId: string): Record<string, unknown> => redact(ge.toBody(traceId));
 
 /**
  * Statuses whose answer no retry of the same request can change: the request, its key or its route is
@@ -65,6 +63,6 @@ export function sendError(ex: Exchange, err: unknown): GatewayError {
   if (ge.headers) for (const k in ge.headers) res.setHeader(k, ge.headers[k]!);
   res.statusCode = ge.status;
   res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify(errorBody(ge, ex.traceId)));
+  res.end(JSON.stringify(ex.framing.errorBody(ge, ex.traceId)));
   return ge;
 }

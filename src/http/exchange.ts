@@ -8,10 +8,11 @@ import type { PromptUse } from '../pipeline/prompt.js';
 import type { AnswerMeta } from '../upstream/events.js';
 import type { RequestLogWriter } from './request-log.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
+import { OPENAI_FRAMING, type Framing } from '../ingress/index.js';
 
 /**
  * One request/response exchange and what the gateway learns about it on the way: trace id, settings,
- * key, pipeline context, the answering target, the error. Plain Node objects, so the hot routes need
+ * key, the parsed request (its context, and its outcome there), the answering target, the error. Plain Node objects, so the hot routes need
  * no framework; the log line (src/http/request-log.ts reads its fields from here), the request's
  * record (src/http/request-record.ts) and gateway-wide metrics are written once, when the response closes.
  */
@@ -33,6 +34,8 @@ export class Exchange {
    */
   headers: IncomingMessage['headers'];
   ctx: RequestContext | undefined;
+  /** How this exchange's answer and errors are written: its front door's (OpenAI's until a route says). */
+  framing: Framing = OPENAI_FRAMING;
   /** The prompt template version that rendered the request (set by the renderer), for its log line and record. */
   prompt: PromptUse | undefined = undefined;
   meta: AnswerMeta | undefined;
@@ -86,7 +89,7 @@ export class Exchange {
     const latencyMs = performance.now() - this.start;
     if (ctx) {
       const now = this.out.now();
-      const upstreamMs = ctx.upstreamMs + (ctx.upstreamActive > 0 ? now - ctx.upstreamSince : 0);
+      const upstreamMs = ctx.outcome.upstreamWaitMs(now);
       this.out.telemetry.request(ctx.request.endpoint, res.statusCode, latencyMs / 1000, (latencyMs - upstreamMs) / 1000);
     }
     this.out.requestLog(this, latencyMs);

@@ -19,17 +19,23 @@ export interface RequestLogSource {
     | {
         /** Of the body only `model` is read (a string, else nothing is written). */
         readonly request: { readonly stream: boolean; readonly body?: Record<string, unknown> | undefined };
-        readonly attempts: number;
-        readonly usage?: Usage;
-        /** The request's cost in USD, when priced. */
-        readonly cost?: number;
-        readonly hooks?: { readonly before: readonly HookLogEntry[]; readonly after: readonly HookLogEntry[] };
+        /** What the request's stages learned (src/pipeline/outcome.ts). */
+        readonly outcome: RequestLogOutcome;
       }
     | undefined;
   readonly meta: { readonly provider: string; readonly target: string; readonly cacheStatus?: string; readonly paramsMapped?: string } | undefined;
   readonly error: { readonly code: string; readonly status: number; readonly message: string } | undefined;
   readonly clientAborted: boolean;
   readonly gatewayKey: { readonly name: string; readonly workspace_id?: string; readonly organisation_id?: string } | undefined;
+}
+
+/** The part of a request's outcome the log line and the record read. */
+export interface RequestLogOutcome {
+  readonly attempts: number;
+  readonly usage?: Usage | undefined;
+  /** The request's cost in USD, when priced. */
+  readonly cost?: number | undefined;
+  readonly hooks?: { readonly before: readonly HookLogEntry[]; readonly after: readonly HookLogEntry[] } | undefined;
 }
 
 /** What the log line says of a hook: its id, verdict, whether it denied, and its feedback; never the checked text. */
@@ -110,10 +116,11 @@ function requestLine(ex: RequestLogSource, latencyMs: number): string {
     if (ctx.request.stream !== undefined) s += `,"stream":${ctx.request.stream}`;
     const model = ctx.request.body?.model;
     if (typeof model === 'string') s += `,"model":${str(model)}`;
-    if (ctx.attempts !== undefined) s += `,"attempts":${num(ctx.attempts)}`;
-    if (ctx.usage) s += `,"usage":${JSON.stringify(ctx.usage)}`;
-    if (ctx.cost !== undefined) s += `,"cost":${num(ctx.cost)}`;
-    if (ctx.hooks) s += `,"hooks":${hooksJson(ctx.hooks.before, ctx.hooks.after)}`;
+    const o = ctx.outcome;
+    if (o.attempts !== undefined) s += `,"attempts":${num(o.attempts)}`;
+    if (o.usage) s += `,"usage":${JSON.stringify(o.usage)}`;
+    if (o.cost !== undefined) s += `,"cost":${num(o.cost)}`;
+    if (o.hooks) s += `,"hooks":${hooksJson(o.hooks.before, o.hooks.after)}`;
   }
   if (meta) {
     if (meta.provider !== undefined) s += `,"provider":${str(meta.provider)}`;
@@ -146,10 +153,12 @@ const PROBE: RequestLogSource = {
   prompt: { id: 'p"1', slug: 's\\1', version_id: 'v1' },
   ctx: {
     request: { stream: true, body: { model: 'm"1', messages: [] } },
-    attempts: 2,
-    usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
-    cost: 0.000012345,
-    hooks: { before: [{ id: 'h"1', verdict: false, deny: true, feedback: { value: -1, weight: 2 } }], after: [{ id: 'h2', verdict: true, deny: false }] },
+    outcome: {
+      attempts: 2,
+      usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+      cost: 0.000012345,
+      hooks: { before: [{ id: 'h"1', verdict: false, deny: true, feedback: { value: -1, weight: 2 } }], after: [{ id: 'h2', verdict: true, deny: false }] },
+    },
   },
   meta: { provider: 'openai', target: 'config.targets[0]', cacheStatus: 'MISS', paramsMapped: 'temperature=1.6->1' },
   error: { code: 'upstream_error', status: 502, message: 'm' },

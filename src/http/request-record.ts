@@ -39,10 +39,11 @@ export function requestRecord(ex: RequestRecordSource, latencyMs: number, time: 
     const model = ctx.request.body?.model;
     if (typeof model === 'string') r.model = model;
     r.stream = ctx.request.stream;
-    r.attempts = ctx.attempts;
-    if (ctx.usage) r.usage = ctx.usage;
-    if (ctx.cost !== undefined) r.cost = ctx.cost;
-    if (ctx.hooks && ctx.hooks.before.length + ctx.hooks.after.length > 0) r.hooks = hooksSummary(ctx.hooks.before, ctx.hooks.after);
+    const o = ctx.outcome;
+    r.attempts = o.attempts;
+    if (o.usage) r.usage = o.usage;
+    if (o.cost !== undefined) r.cost = o.cost;
+    if (o.hooks && o.hooks.before.length + o.hooks.after.length > 0) r.hooks = hooksSummary(o.hooks.before, o.hooks.after);
   }
   if (meta) {
     r.provider = meta.provider;

@@ -2,10 +2,9 @@ import type { ServerResponse } from 'node:http';
 import type { Observable, Subscription } from 'rxjs';
 import type { Exchange } from './exchange.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { clientError, errorBody, sendError } from './errors.js';
+import { clientError, sendError } from './errors.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 import type { Flow } from '../upstream/flow.js';
-import { SSE_DONE, SSE_HEADERS, sseComment, sseData, sseError } from '../upstream/sse-encode.js';
 import { formatCost } from '../pricing/cost.js';
 
 function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): void {
@@ -19,8 +18,9 @@ function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): 
 }
 
 /**
- * Subscribe to the request's events and write them: one JSON body, or SSE frames ending in
- * `data: [DONE]`. A client that goes away unsubscribes, which aborts every upstream call. A failure
+ * Subscribe to the request's events and write them as the exchange's front door frames them
+ * (`ex.framing`, src/ingress/): one JSON body, or a stream's frames and its end (OpenAI's: SSE
+ * `data:` frames ending in `data: [DONE]`). A client that goes away unsubscribes, which aborts every upstream call. A failure
  * after the stream started ends it with an SSE error event and no [DONE]; so does `ex.interrupt`
  * (the shutdown deadline). An error before any event (authentication, config, body, a refused
  * request) is a JSON error response.
@@ -31,6 +31,7 @@ function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): 
  */
 export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs: number): void {
   const res = ex.res;
+  const framing = ex.framing;
   let sub: Subscription | undefined;
   let done = false;
   let stall: NodeJS.Timeout | undefined;
@@ -38,7 +39,7 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs:
     done = true;
     ex.subscription = undefined;
   };
-  // The request's flow exists once the pipeline has made its context (a stream request only).
+  // The request's flow exists once the edge has parsed the request (a stream request only).
   const flowOf = (): Flow | undefined => ex.ctx?.flow;
   const onClose = (): void => {
     if (stall) clearTimeout(stall);
@@ -85,19 +86,19 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs:
           setAnswerHeaders(ex, res, ev.meta);
           // The request's cost (USD), priced before the answer reached here; a stream's headers go
           // before its usage is known, so only JSON answers carry it.
-          const cost = ex.ctx?.cost;
+          const cost = ex.ctx?.outcome.cost;
           if (cost !== undefined) res.setHeader('x-gateway-cost', formatCost(cost));
           res.statusCode = ev.status;
           res.setHeader('content-type', 'application/json; charset=utf-8');
-          res.end(ev.raw ?? JSON.stringify(ev.body));
+          res.end(framing.json(ev));
           return;
         }
         case 'stream-start':
           setAnswerHeaders(ex, res, ev.meta);
-          res.writeHead(200, SSE_HEADERS);
+          res.writeHead(200, framing.streamHeaders);
           return;
         case 'chunk':
-          if (ev.data !== '' && !res.write(ev.comment ? sseComment(ev.data) : sseData(ev.data))) hold();
+          if (ev.data !== '' && !res.write(ev.comment ? framing.comment(ev.data) : framing.chunk(ev.data))) hold();
           return;
       }
     },
@@ -108,11 +109,11 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs:
     complete() {
       finish();
       if (res.writableEnded) return;
-      if (res.headersSent) res.end(SSE_DONE);
+      if (res.headersSent) res.end(framing.end);
       else if (ex.req.method !== 'HEAD') {
         // A stream that ended before any content: still a well-formed, complete SSE answer.
-        res.writeHead(200, SSE_HEADERS);
-        res.end(SSE_DONE);
+        res.writeHead(200, framing.streamHeaders);
+        res.end(framing.end);
       }
     },
   });
@@ -131,7 +132,7 @@ function endWithError(ex: Exchange, err: unknown): void {
   }
   const ge = clientError(err);
   ex.error = ge;
-  if (!res.writableEnded) res.end(sseError(errorBody(ge, ex.traceId)));
+  if (!res.writableEnded) res.end(ex.framing.streamError(ex.framing.errorBody(ge, ex.traceId)));
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { Exchange } from './exchange.js';
 
-/** Path parameters by name, percent-decoded (`/v1/responses/:id` → `{ id }`). */
-export type Params = Readonly<Record<string, string>>;
+import type { Params } from '../ingress/types.js';
+
+export type { Params } from '../ingress/types.js';
 
 /** A route the hot handler serves (outside express): method, path or pattern, handler. */
 export interface HotRoute {

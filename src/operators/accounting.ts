@@ -11,7 +11,7 @@ export interface Spent {
   cost?: number | null;
 }
 
-/** Where a request's accounting goes: the pipeline's RequestContext is one. */
+/** Where a request's accounting goes: the pipeline's RequestOutcome is one. */
 export interface UsageAccount {
   usage?: Usage;
   cost?: number;

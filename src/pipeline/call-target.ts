@@ -60,7 +60,7 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
       // this target (a fallback or loadbalance passes it over).
       throw refusedBy(e, provider.descriptor.id, node.path);
     }
-    ctx.attempts++;
+    ctx.outcome.attempts++;
     const meta: AnswerMeta = { provider: provider.descriptor.id, target: node.path, retries: retryNumber++ };
     if (mapped) meta.paramsMapped = mapped.said;
     const secrets = secretsOf(node);
@@ -77,7 +77,7 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
     return call.pipe(
       decodeUpstream(provider, req, meta, node.target),
       attemptTimeout<GatewayEvent>(node.settings.request_timeout, req.stream ? deps.streamIdleTimeoutMs : undefined, deps.scheduler, flow),
-      measure(targetLabels(node, req.endpoint), deps.telemetry, ctx, deps.now, meta),
+      measure(targetLabels(node, req.endpoint), deps.telemetry, ctx.outcome, deps.now, meta),
     );
   });
 }

@@ -1,19 +1,18 @@
 import type { UpstreamLimits } from '../upstream/limits.js';
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { PlanNode } from '../plan/types.js';
-import type { HookAccount } from '../checks/hooks.js';
 import type { HookStageDeps } from '../operators/request-hooks.js';
 import type { CacheStore } from '../state/cache-store.js';
 import type { VectorIndex } from '../state/vector-index.js';
-import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
+import type { GatewayEvent } from '../upstream/events.js';
 import type { Telemetry } from '../metrics/telemetry.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import type { ProviderRequest, Usage } from '../providers/types.js';
+import type { ProviderRequest } from '../providers/types.js';
 import type { BreakerStore } from '../state/breaker-store.js';
 import type { Dispatcher } from 'undici';
 import { Flow } from '../upstream/flow.js';
-import type { Spent } from '../operators/accounting.js';
-import type { KeyScope, LimitHold } from '../limits/types.js';
+import type { KeyScope } from '../limits/types.js';
+import { RequestOutcome } from './outcome.js';
 
 /** The cache's state and helpers; absent: caching is off. */
 export interface CacheDeps {
@@ -50,13 +49,15 @@ export interface PipelineDeps {
   fetch?: typeof fetch;
 }
 
-/** One request's state as it flows through the pipeline. */
+/**
+ * One request as the edge parsed it: what was asked (request data only), and `outcome`, the one
+ * object its stages record what they learn into (pipeline/outcome.ts).
+ */
 export interface RequestContext {
   traceId: string;
   /** The plan this request runs (set by the edge once resolved). */
   plan?: PlanNode;
-  /** What the request's hooks and guardrails produced (hook_results, 246). */
-  hooks?: HookAccount;
+  /** The request; a before hook's mutator may replace it (a new object, the body changed). */
   request: ProviderRequest;
   metadata?: Record<string, unknown>;
   /** The gateway key's name and scope (usage-limit policies match on them). */
@@ -70,27 +71,8 @@ export interface RequestContext {
   startedAt: number;
   /** Stream requests: backpressure from the client's socket to the upstream body. */
   flow?: Flow;
-  /** Filled as the pipeline runs, read by the log line and metrics. */
-  usage?: Usage;
-  /** Every upstream attempt that answered, with its usage (what the request costs and counts). */
-  spent?: Spent[];
-  /** The request's cost in USD (every attempt priced; absent when a model has no price). */
-  cost?: number;
-  /** The usage-limit reservations this request holds (settled when its answer ends). */
-  limits?: LimitHold;
-  attempts: number;
-  /**
-   * The target whose attempt failed (or whose circuit refused it) last: an error response names it
-   * in its x-gateway-* headers and log line. Set on failure only, so under race or fallback it is the
-   * target whose error is the answer.
-   */
-  failed?: AnswerMeta;
-  /** The cache lookup's result, when a cache ran (an error response's x-gateway-cache-status). */
-  cacheStatus?: string;
-  /** Upstream wait accounting: the union of time with at least one upstream call in flight. */
-  upstreamActive: number;
-  upstreamSince: number;
-  upstreamMs: number;
+  /** What the stages learn: usage, cost, attempts, the failing target, cache status, hook results. */
+  readonly outcome: RequestOutcome;
 }
 
 export function newContext(
@@ -101,21 +83,8 @@ export function newContext(
   metadata?: Record<string, unknown>,
   workspace = '',
 ): RequestContext {
-  const ctx: RequestContext = {
-    traceId,
-    // Declared here although most requests run no hook: a context whose hooks ran then has the same
-    // hidden class as one whose did not (adding the field later would fork them, and every stage
-    // reading a context after it would meet two shapes).
-    hooks: undefined,
-    request,
-    pathname,
-    workspace,
-    startedAt: now,
-    attempts: 0,
-    upstreamActive: 0,
-    upstreamSince: 0,
-    upstreamMs: 0,
-  };
+  const ctx = { traceId, request, pathname, workspace, startedAt: now, outcome: undefined } as unknown as { -readonly [K in keyof RequestContext]: RequestContext[K] };
+  ctx.outcome = new RequestOutcome(ctx);
   if (metadata) ctx.metadata = metadata;
   if (request.stream) ctx.flow = new Flow();
   return ctx;

@@ -1,36 +1,22 @@
-import { Observable, of, type Subscription } from 'rxjs';
-import { hooksOf } from '../plan/hooks.js';
-import type { HookSpec } from '../checks/hooks.js';
-import { requestHooks, requestHooksNow, type HookStageDeps } from '../operators/request-hooks.js';
-import { responseHooks } from '../operators/response-hooks.js';
+import type { Observable } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
-import { circuitBreaker, circuitOpenError } from '../operators/circuit-breaker.js';
+import { circuitOpenError } from '../operators/circuit-breaker.js';
 import { conditional } from '../operators/conditional.js';
 import { fallback, type PassOver } from '../operators/fallback.js';
 import { noTargetCanServe, TargetCannotServe } from '../errors/cannot-serve.js';
 import { loadbalance, type Weighted } from '../operators/loadbalance.js';
 import { race } from '../operators/race.js';
-import { retryWithBackoff, type RetryOperator } from '../operators/retry.js';
 import { compileQuery } from '../plan/query.js';
-import type { PlanNode, StrategyNode, TargetNode } from '../plan/types.js';
-import { nodeIdentity, routesOnMetadata, targetIdentity } from '../plan/identity.js';
-import { withCache } from '../operators/cache.js';
-import { strictOpenAI } from '../operators/strict-openai.js';
-import { cacheKeys } from '../cache/key.js';
-import type { NodeSettings } from '../plan/types.js';
-import type { BreakerPolicy } from '../state/breaker-store.js';
-import type { Endpoint } from '../providers/types.js';
-import { callTarget, targetLabels } from './call-target.js';
+import type { PlanNode, StrategyNode } from '../plan/types.js';
+import { targetIdentity } from '../plan/identity.js';
+import type { HookStageDeps } from '../operators/request-hooks.js';
 import type { PipelineDeps, RequestContext } from './context.js';
 import type { GatewayEvent } from '../upstream/events.js';
+import { NODE_STAGES, type PlanEnv } from './plan-stages.js';
+import { compose, type Run } from './stage.js';
+import { policyOf } from './target-stages.js';
 
-/** A compiled plan node: built once per plan, called once per request with that request's context. */
-export type Run = (ctx: RequestContext) => Observable<GatewayEvent>;
-
-function policyOf(node: TargetNode): BreakerPolicy | undefined {
-  const cb = node.settings.cb_config;
-  return cb ? { failureThreshold: cb.failure_threshold, cooldownMs: cb.cooldown_interval } : undefined;
-}
+export type { Run } from './stage.js';
 
 /**
  * A target whose translator refused the request was never asked: fallback and loadbalance move on
@@ -49,21 +35,17 @@ function shouldFallBack(codes: readonly number[] | undefined) {
   };
 }
 
-type CacheSettings = NonNullable<NodeSettings['cache']>;
-
 /**
  * Plan → a function from a request's context to its Observable of events, composed once per plan
- * (compiled nodes are kept per plan node object, and plans are cached by the resolver). Everything
- * derived from the config (breaker policy, retry operator, metric labels, compiled conditions, the
- * cache's identity, the children) is built here once; a request only creates its Observables.
- *
- * The order of the stages a node declares is written here once: cache (the level that declares one)
- * → strategy or target; per target: circuit breaker → retry → (timeout → upstream call), measured.
+ * node from its stage list (src/pipeline/plan-stages.ts) and kept per plan node object (plans are
+ * cached by the resolver). Everything derived from the config (breaker policy, retry operator, metric
+ * labels, compiled conditions, the cache's identity, the children) is built then; a request only
+ * creates its Observables.
  */
-export class PlanRunner {
+export class PlanRunner implements PlanEnv {
   private readonly compiled = new WeakMap<PlanNode, Run>();
 
-  constructor(private readonly deps: PipelineDeps) {}
+  constructor(readonly deps: PipelineDeps) {}
 
   run(plan: PlanNode, ctx: RequestContext): Observable<GatewayEvent> {
     return this.compile(plan)(ctx);
@@ -72,68 +54,16 @@ export class PlanRunner {
   compile(node: PlanNode): Run {
     let run = this.compiled.get(node);
     if (!run) {
-      run = this.build(node);
+      run = compose(NODE_STAGES, node, this);
       this.compiled.set(node, run);
     }
     return run;
   }
 
-  /**
-   * A node's own stages, in this order: input guardrails → before hooks → cache → the node (strategy
-   * or target). Each wraps the node at the config level that declares it; children inherit the
-   * settings without running them again. Output guardrails and after hooks run per target (below).
-   */
-  private build(node: PlanNode): Run {
-    let run = node.kind === 'target' ? this.target(node) : this.strategy(node);
-    const cache = node.settings.cache;
-    if (cache && this.deps.cache && node.declares.includes('cache')) run = this.cached(node, cache, run);
-    const hooks = hooksOf(node);
-    for (const list of ['before_request_hooks', 'input_guardrails'] as const) {
-      if (node.declares.includes(list) && hooks[list].length > 0) run = this.requestStage(hooks[list], run);
-    }
-    return run;
-  }
-
-  private hookDeps(): HookStageDeps {
+  hookDeps(): HookStageDeps {
     const h = this.deps.hooks;
     if (!h) throw new Error('a plan with hooks or guardrails needs PipelineDeps.hooks');
     return h;
-  }
-
-  /** Input guardrails or before hooks in front of `inner`: a deny is a 446 and `inner` never runs. */
-  private requestStage(hooks: readonly HookSpec[], inner: Run): Run {
-    const now = requestHooksNow<RequestContext>(hooks, this.hookDeps());
-    if (now) {
-      // Hooks that only compute run at once when the node is subscribed (not when its Observable is
-      // made: a strategy may make a child's and never run it); a throw is the 446.
-      return (ctx) =>
-        new Observable<GatewayEvent>((subscriber) => {
-          try {
-            now(ctx);
-          } catch (e) {
-            subscriber.error(e);
-            return;
-          }
-          return inner(ctx).subscribe(subscriber);
-        });
-    }
-    const stage = requestHooks<RequestContext>(hooks, this.hookDeps());
-    // One context in, at most one out: `inner` runs on it once the stage lets it through (what
-    // switchMap would do, without its per-request inner-subscription bookkeeping).
-    return (ctx) =>
-      new Observable<GatewayEvent>((subscriber) => {
-        let answer: Subscription | undefined;
-        const checked = stage(of(ctx)).subscribe({
-          next: (c) => {
-            answer = inner(c).subscribe(subscriber);
-          },
-          error: (e: unknown) => subscriber.error(e),
-        });
-        return () => {
-          checked.unsubscribe();
-          answer?.unsubscribe();
-        };
-      });
   }
 
   /** Can this node serve now? A target whose circuit is open cannot; a strategy can if any child can. */
@@ -156,67 +86,7 @@ export class PlanRunner {
     return min;
   }
 
-  private target(node: TargetNode): Run {
-    const deps = this.deps;
-    let run: Run = (ctx) => callTarget(node, ctx, deps);
-    // Output guardrails then after hooks (own or inherited) check this target's answer inside its
-    // retry and breaker: a 446 is an error that retry (on_status_codes: [446]) and fallback see.
-    const hooks = hooksOf(node);
-    const answerHooks = [...hooks.output_guardrails, ...hooks.after_request_hooks];
-    if (answerHooks.length > 0) {
-      const stage = responseHooks(answerHooks, node.path, this.hookDeps());
-      const call = run;
-      run = (ctx) => call(ctx).pipe(stage(ctx));
-    }
-    const retry = node.settings.retry;
-    if (retry && retry.attempts > 0) {
-      // One operator per endpoint (metric labels differ), made the first time a request needs it.
-      const byEndpoint: Partial<Record<Endpoint, RetryOperator<GatewayEvent>>> = {};
-      const retryFor = (endpoint: Endpoint): RetryOperator<GatewayEvent> =>
-        (byEndpoint[endpoint] ??= retryWithBackoff<GatewayEvent>({
-          attempts: retry.attempts,
-          onStatusCodes: retry.on_status_codes,
-          useRetryAfterHeaders: retry.use_retry_after_headers,
-          now: deps.now,
-          random: deps.random,
-          onRetry: () => deps.telemetry.retry(targetLabels(node, endpoint)),
-          scheduler: deps.scheduler,
-        }));
-      const call = run;
-      const budget = deps.requestBudgetMs;
-      run = (ctx) => retryFor(ctx.request.endpoint)(call(ctx), () => ctx.startedAt + budget - deps.now());
-    }
-    const policy = policyOf(node);
-    if (policy) {
-      const breaker = circuitBreaker<GatewayEvent>({
-        store: deps.breakers,
-        id: targetIdentity(node),
-        policy,
-        failureStatusCodes: node.settings.cb_config!.failure_status_codes,
-        now: deps.now,
-        onState: (status, transition) => deps.telemetry.circuit(node.id, status, transition),
-      });
-      const guarded = run;
-      // An error response names the target whose circuit refused it (x-gateway-* headers, log line).
-      const refused = { provider: deps.registry.get(node.target.provider).descriptor.id, target: node.path, retries: 0 };
-      run = (ctx) =>
-        breaker(guarded(ctx), () => {
-          ctx.failed = refused;
-        });
-    }
-    if (node.settings.strict_vendor_compliance === true) {
-      // Only OpenAI's fields leave this target; one operator per endpoint and mode, made on first use.
-      const strict: Partial<Record<string, ReturnType<typeof strictOpenAI>>> = {};
-      const inner = run;
-      run = (ctx) => {
-        const { endpoint, stream } = ctx.request;
-        return inner(ctx).pipe((strict[`${endpoint}:${stream}`] ??= strictOpenAI(endpoint, stream)));
-      };
-    }
-    return run;
-  }
-
-  private strategy(node: StrategyNode): Run {
+  strategy(node: StrategyNode): Run {
     const deps = this.deps;
     const children = node.children.map((c) => this.compile(c));
     switch (node.kind) {
@@ -255,49 +125,5 @@ export class PlanRunner {
         return (ctx) => race(children, hedge, deps.scheduler, undefined, ctx);
       }
     }
-  }
-
-  /** The cache in front of `node`: keys are made in cache/key.ts. */
-  private cached(node: PlanNode, cache: CacheSettings, inner: Run): Run {
-    const c = this.deps.cache!;
-    const telemetry = this.deps.telemetry;
-    const identity = nodeIdentity(node);
-    const onMetadata = routesOnMetadata(node);
-    const semantic = cache.mode === 'semantic';
-    const ttlSeconds = cache.max_age ?? c.defaultTtlSeconds;
-    const threshold = cache.similarity_threshold ?? c.defaultThreshold;
-    return (ctx) => {
-      const req = ctx.request;
-      const keys = cacheKeys({
-        identity,
-        routesOnMetadata: onMetadata,
-        workspace: ctx.workspace,
-        metadata: ctx.metadata,
-        namespace: ctx.cacheNamespace,
-        endpoint: req.endpoint,
-        body: req.body,
-        semantic,
-      });
-      return withCache(() => inner(ctx), {
-        mode: cache.mode,
-        ttlSeconds,
-        threshold,
-        ...keys,
-        endpoint: req.endpoint,
-        stream: req.stream,
-        includeUsage: (req.body?.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true,
-        forceRefresh: ctx.cacheForceRefresh === true,
-        store: c.store,
-        vectors: c.vectors,
-        embed: c.embed,
-        available: c.available,
-        inflight: c.inflight,
-        ...(req.stream && ctx.flow ? { flow: ctx.flow } : {}),
-        onLookup: (mode, status) => {
-          ctx.cacheStatus = status;
-          telemetry.cacheLookup(mode, status);
-        },
-      });
-    };
   }
 }

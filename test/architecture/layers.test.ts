@@ -1,7 +1,7 @@
 /**
  * The layers of src/ point one way, so that a lower layer can be read, tested and reused without
  * the ones above it:
- *   composition root (main, gateway, cluster, compose) → http → pipeline → operators
+ *   composition root (main, gateway, cluster, compose) → http → (pipeline, ingress) → operators
  *     → (plan, cache, checks, limits, providers, upstream, management) → (config, pricing, state, metrics, errors, util, security)
  * A file may import its own layer or any layer below it, never one above; and no file takes part in
  * an import cycle (type-only imports included: a cycle of types is still a knot in the design).
@@ -24,6 +24,7 @@ const RANK: Record<string, number> = {
   http: 1,
   management: 1,
   pipeline: 2,
+  ingress: 2,
   operators: 3,
   limits: 4,
   plan: 4,

@@ -31,12 +31,13 @@ function pinoObject(ex: RequestLogSource, latencyMs: number): Record<string, unk
   if (ex.ctx) {
     line.stream = ex.ctx.request.stream;
     if (typeof ex.ctx.request.body?.model === 'string') line.model = ex.ctx.request.body.model;
-    line.attempts = ex.ctx.attempts;
-    if (ex.ctx.usage) line.usage = ex.ctx.usage;
-    if (ex.ctx.cost !== undefined) line.cost = ex.ctx.cost;
-    if (ex.ctx.hooks) {
+    const o = ex.ctx.outcome;
+    line.attempts = o.attempts;
+    if (o.usage) line.usage = o.usage;
+    if (o.cost !== undefined) line.cost = o.cost;
+    if (o.hooks) {
       const entry = (list: string, h: HookLogEntry) => ({ id: h.id, list, verdict: h.verdict, ...(h.deny ? { deny: true } : {}), ...(h.feedback ? { feedback: h.feedback } : {}) });
-      line.hooks = [...ex.ctx.hooks.before.map((h) => entry('before_request_hooks', h)), ...ex.ctx.hooks.after.map((h) => entry('after_request_hooks', h))];
+      line.hooks = [...o.hooks.before.map((h) => entry('before_request_hooks', h)), ...o.hooks.after.map((h) => entry('after_request_hooks', h))];
     }
   }
   if (ex.meta) {
@@ -72,7 +73,7 @@ const full = (over: Partial<RequestLogSource> = {}): RequestLogSource =>
     req: { method: 'POST', url: '/v1/chat/completions?api-version=2024-10-21&x=%22' },
     res: { statusCode: 200 },
     settings: { metadata: { team: 'search', n: 3, ok: true, none: null } },
-    ctx: { request: { stream: true, body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'never logged' }] } }, attempts: 2, usage: { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 } },
+    ctx: { request: { stream: true, body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'never logged' }] } }, outcome: { attempts: 2, usage: { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 } } },
     meta: { provider: 'openai', target: 'config.targets[1]', cacheStatus: 'SEMANTIC_HIT' },
     clientAborted: true,
     gatewayKey: { name: 'team-search', workspace_id: 'ws-search', organisation_id: 'org-1' },
@@ -88,7 +89,7 @@ const cases: [string, RequestLogSource, number][] = [
   ['all fields', full(), 123.456789],
   ['only the required fields', minimal(), 0.8],
   ['no method, empty url', minimal({ req: {} }), 1],
-  ['context without usage, meta without cache', full({ ctx: { request: { stream: false }, attempts: 0 }, meta: { provider: 'anthropic', target: 'config' } }), 5],
+  ['context without usage, meta without cache', full({ ctx: { request: { stream: false }, outcome: { attempts: 0 } }, meta: { provider: 'anthropic', target: 'config' } }), 5],
   [
     'metadata with quotes, backslashes, newlines, unicode and nested objects',
     full({
@@ -108,28 +109,28 @@ const cases: [string, RequestLogSource, number][] = [
   ['trace id and key name with quotes, backslashes and unicode', full({ traceId: printable, gatewayKey: { name: printable } }), 2],
   ['long trace id and key name', full({ traceId: 'ab"c'.repeat(40), gatewayKey: { name: 'k\\'.repeat(60) } }), 2],
   ['key name with odd characters', full({ gatewayKey: { name: odd } }), 2],
-  ['workspace, organisation and model with odd characters', full({ gatewayKey: { name: 'k', workspace_id: odd, organisation_id: printable }, ctx: { request: { stream: false, body: { model: odd } }, attempts: 1 } }), 2],
-  ['a model that is not a string is not written', full({ ctx: { request: { stream: false, body: { model: { odd } } }, attempts: 1 } }), 2],
+  ['workspace, organisation and model with odd characters', full({ gatewayKey: { name: 'k', workspace_id: odd, organisation_id: printable }, ctx: { request: { stream: false, body: { model: odd } }, outcome: { attempts: 1 } } }), 2],
+  ['a model that is not a string is not written', full({ ctx: { request: { stream: false, body: { model: { odd } } }, outcome: { attempts: 1 } } }), 2],
   [
     'error',
     full({
       res: { statusCode: 502 },
       error: { code: 'upstream_error', status: 502, message: `Upstream said: ${odd}` },
       meta: undefined,
-      ctx: { request: { stream: false }, attempts: 3 },
+      ctx: { request: { stream: false }, outcome: { attempts: 3 } },
     }),
     1500.25,
   ],
   ['NaN latency', minimal(), Number.NaN],
   ['Infinity latency', minimal(), Number.POSITIVE_INFINITY],
-  ['-Infinity latency and NaN attempts', full({ ctx: { request: { stream: true }, attempts: Number.NaN } }), Number.NEGATIVE_INFINITY],
+  ['-Infinity latency and NaN attempts', full({ ctx: { request: { stream: true }, outcome: { attempts: Number.NaN } } }), Number.NEGATIVE_INFINITY],
   ['path with a query only', minimal({ req: { method: 'OPTIONS', url: '?a=1' } }), 3],
   ...hookCases(),
 ];
 
 /** Lines with hooks: the same ids with every outcome (each has its own shared entry), feedback, odd ids. */
 function hookCases(): [string, RequestLogSource, number][] {
-  const withHooks = (before: HookLogEntry[], after: HookLogEntry[]) => full({ ctx: { request: { stream: false, body: { model: 'm' } }, attempts: 1, cost: 0.0001, hooks: { before, after } } });
+  const withHooks = (before: HookLogEntry[], after: HookLogEntry[]) => full({ ctx: { request: { stream: false, body: { model: 'm' } }, outcome: { attempts: 1, cost: 0.0001, hooks: { before, after } } } });
   const out: [string, RequestLogSource, number][] = [];
   for (const verdict of [true, false])
     for (const deny of [true, false]) out.push([`hooks: verdict ${verdict}, deny ${deny}`, withHooks([{ id: 'h', verdict, deny }], [{ id: 'h', verdict: !verdict, deny }]), 1]);

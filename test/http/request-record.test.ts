@@ -10,10 +10,12 @@ const source = (over: Partial<RequestRecordSource> = {}): RequestRecordSource =>
   settings: { metadata: { _user: 'u1' } },
   ctx: {
     request: { stream: true, body: { model: 'gpt-4o', messages: [{ role: 'user', content: PROMPT }] } },
-    attempts: 3,
-    usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
-    hooks: { before: [{ id: 'pii', verdict: false, deny: true }], after: [{ id: 'words', verdict: true, deny: false, feedback: { value: 1 } }] },
-    cost: 0.25,
+    outcome: {
+      attempts: 3,
+      usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+      hooks: { before: [{ id: 'pii', verdict: false, deny: true }], after: [{ id: 'words', verdict: true, deny: false, feedback: { value: 1 } }] },
+      cost: 0.25,
+    },
   },
   meta: { provider: 'anthropic', target: 'config.targets[1]', retries: 1, cacheStatus: 'MISS' },
   error: undefined,
@@ -65,7 +67,7 @@ describe('requestRecord', () => {
   });
 
   it('a body whose model is not a string names no model; hooks that did not run are left out', () => {
-    const r = requestRecord(source({ ctx: { request: { stream: false, body: { model: 7 } }, attempts: 0, hooks: { before: [], after: [] } } }), 1, 0);
+    const r = requestRecord(source({ ctx: { request: { stream: false, body: { model: 7 } }, outcome: { attempts: 0, hooks: { before: [], after: [] } } } }), 1, 0);
     expect(r.model).toBeUndefined();
     expect(r.hooks).toBeUndefined();
   });

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { measure } from '../../src/operators/measure.js';
 import type { TargetLabels } from '../../src/metrics/telemetry.js';
-import { newContext, type RequestContext } from '../../src/pipeline/context.js';
+import { newContext } from '../../src/pipeline/context.js';
+import type { RequestOutcome } from '../../src/pipeline/outcome.js';
 import type { AnswerMeta, GatewayEvent } from '../../src/upstream/events.js';
 import { newScheduler } from '../helpers/marbles.js';
 import { recording } from '../helpers/telemetry.js';
@@ -13,8 +14,9 @@ const meta: AnswerMeta = { provider: 'openai', target: 'config.targets[0]', retr
 const usage = { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 };
 const e503 = new GatewayError('upstream_error', 'down', { status: 503 });
 
-const ctxOf = (): RequestContext =>
-  newContext('trace-1', { endpoint: 'chat', body: { model: 'm' }, stream: false, headers: {} }, 0, '/v1/chat/completions');
+/** A request's outcome: what measure records into. */
+const ctxOf = (): RequestOutcome =>
+  newContext('trace-1', { endpoint: 'chat', body: { model: 'm' }, stream: false, headers: {} }, 0, '/v1/chat/completions').outcome;
 
 function setup() {
   const s = newScheduler();

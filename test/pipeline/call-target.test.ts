@@ -67,11 +67,11 @@ describe('callTarget: attempts', () => {
     const r = answer(await collect(callTarget(node, ctx, h.deps).pipe(retry(2))));
     expect(r.meta).toMatchObject({ provider: 'openai', target: 'config', retries: 2 });
     expect(fake.requests).toHaveLength(3);
-    expect(ctx.attempts).toBe(3);
+    expect(ctx.outcome.attempts).toBe(3);
     // A new call starts counting again.
     const again = answer(await collect(callTarget(node, ctx, h.deps)));
     expect(again.meta.retries).toBe(0);
-    expect(ctx.attempts).toBe(4);
+    expect(ctx.outcome.attempts).toBe(4);
   });
 
   it('is cold: nothing is sent until it is subscribed', async () => {

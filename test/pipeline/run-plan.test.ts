@@ -189,11 +189,11 @@ describe('PlanRunner: input guardrails', () => {
     const { deps, clock } = h({ hooks: hookDeps() });
     const ctx = context(clock);
     const events = new PlanRunner(deps).run(plan({ ...target(a), ...guard(10) }), ctx);
-    expect(ctx.hooks).toBeUndefined();
+    expect(ctx.outcome.hooks).toBeUndefined();
     expect(answer(await collect(events)).status).toBe(200);
-    expect(ctx.hooks?.before.map((x) => [x.id, x.verdict])).toEqual([['input_guardrails[0]', true]]);
+    expect(ctx.outcome.hooks?.before.map((x) => [x.id, x.verdict])).toEqual([['input_guardrails[0]', true]]);
     await collect(events);
-    expect(ctx.hooks?.before).toHaveLength(2);
+    expect(ctx.outcome.hooks?.before).toHaveLength(2);
     expect(a.requests).toHaveLength(2);
   });
 
@@ -204,8 +204,8 @@ describe('PlanRunner: input guardrails', () => {
     const runner = new PlanRunner(deps);
     await collect(runner.run(plan(target(a)), plain));
     await collect(runner.run(plan({ ...target(a), ...guard(10) }), guarded));
-    expect(plain.hooks).toBeUndefined();
-    expect(guarded.hooks?.before).toHaveLength(1);
+    expect(plain.outcome.hooks).toBeUndefined();
+    expect(guarded.outcome.hooks?.before).toHaveLength(1);
     expect(Object.keys(guarded)).toEqual(Object.keys(plain));
   });
 

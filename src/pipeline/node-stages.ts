@@ -1,0 +1,76 @@
+import { Observable, of } from 'rxjs';
+import type { HookSpec } from '../checks/hooks.js';
+import { cacheKeys } from '../cache/key.js';
+import { withCache } from '../operators/cache.js';
+import { requestHooks, requestHooksNow, type HookStageDeps } from '../operators/request-hooks.js';
+import { nodeIdentity, routesOnMetadata } from '../plan/identity.js';
+import type { PlanNode } from '../plan/types.js';
+import type { GatewayEvent } from '../upstream/events.js';
+import type { PipelineDeps } from './context.js';
+import { after, type Wrap } from './stage.js';
+
+/** Input guardrails or before hooks in front of the run inside: a deny is a 446 and that run never starts. */
+export function hookGate(hooks: readonly HookSpec[], deps: HookStageDeps): Wrap {
+  const now = requestHooksNow(hooks, deps);
+  if (now) {
+    // Hooks that only compute run at once when the node is subscribed (not when its Observable is
+    // made: a strategy may make a child's and never run it); a throw is the 446.
+    return (inner) => (ctx) =>
+      new Observable<GatewayEvent>((subscriber) => {
+        try {
+          now(ctx.outcome);
+        } catch (e) {
+          subscriber.error(e);
+          return;
+        }
+        return inner(ctx).subscribe(subscriber);
+      });
+  }
+  const stage = requestHooks(hooks, deps);
+  return (inner) => (ctx) => after(stage(of(ctx.outcome)), inner, ctx);
+}
+
+/** The cache in front of the run inside, at the level that declares it: keys are made in cache/key.ts. */
+export function cacheStage(node: PlanNode, deps: PipelineDeps): Wrap {
+  const c = deps.cache!;
+  const cache = node.settings.cache!;
+  const telemetry = deps.telemetry;
+  const identity = nodeIdentity(node);
+  const onMetadata = routesOnMetadata(node);
+  const semantic = cache.mode === 'semantic';
+  const ttlSeconds = cache.max_age ?? c.defaultTtlSeconds;
+  const threshold = cache.similarity_threshold ?? c.defaultThreshold;
+  return (inner) => (ctx) => {
+    const req = ctx.request;
+    const keys = cacheKeys({
+      identity,
+      routesOnMetadata: onMetadata,
+      workspace: ctx.workspace,
+      metadata: ctx.metadata,
+      namespace: ctx.cacheNamespace,
+      endpoint: req.endpoint,
+      body: req.body,
+      semantic,
+    });
+    return withCache(() => inner(ctx), {
+      mode: cache.mode,
+      ttlSeconds,
+      threshold,
+      ...keys,
+      endpoint: req.endpoint,
+      stream: req.stream,
+      includeUsage: (req.body?.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true,
+      forceRefresh: ctx.cacheForceRefresh === true,
+      store: c.store,
+      vectors: c.vectors,
+      embed: c.embed,
+      available: c.available,
+      inflight: c.inflight,
+      ...(req.stream && ctx.flow ? { flow: ctx.flow } : {}),
+      onLookup: (mode, status) => {
+        ctx.outcome.cacheStatus = status;
+        telemetry.cacheLookup(mode, status);
+      },
+    });
+  };
+}

@@ -1,0 +1,64 @@
+import { of, throwError, type MonoTypeOperatorFunction } from 'rxjs';
+import { accounting, type Ledger } from '../operators/accounting.js';
+import { hookResults } from '../operators/hook-results.js';
+import { hooksOf } from '../plan/hooks.js';
+import type { PlanNode } from '../plan/types.js';
+import type { RequestOutcome } from './outcome.js';
+import { after, type Run, type Stage } from './stage.js';
+
+/**
+ * The request-level stages the composition root wires in (src/gateway.ts); absent, a stage is left
+ * out (an app built without usage limits or a ledger, as some tests and benchmarks build it).
+ */
+export interface Stages {
+  /** Admission against the usage-limit policies (src/operators/usage-limit.ts): reserve, or 412. */
+  usageLimit?: MonoTypeOperatorFunction<RequestOutcome>;
+  /** Prices the answer and counts it when it ends (settles the usage-limit reservations). */
+  ledger?: Ledger<RequestOutcome>;
+}
+
+/** What a request's stages are built with: the request-level stages and the compiled plan. */
+export interface RequestEnv extends Stages {
+  /** The plan node compiled with its own stages (src/pipeline/plan-stages.ts). */
+  plan(node: PlanNode): Run;
+}
+
+/** Does any level of the plan run a hook or guardrail? (Only then can an answer carry hook results.) */
+function hasHooks(node: PlanNode): boolean {
+  const h = hooksOf(node);
+  if (h.input_guardrails.length + h.before_request_hooks.length + h.output_guardrails.length + h.after_request_hooks.length > 0) return true;
+  return node.kind !== 'target' && node.children.some(hasHooks);
+}
+
+/**
+ * The stages of one request around its plan, in the order the request and then its answer pass
+ * them; compiled once per plan (the root node). An error in any stage travels down the error
+ * channel: before the first event it is a JSON error response, after it an SSE error event.
+ */
+export const REQUEST_STAGES: readonly Stage<PlanNode, RequestEnv>[] = [
+  {
+    name: 'usage limit',
+    declared: (_plan, env) => env.usageLimit !== undefined,
+    wrap: (_plan, env) => (inner) => (ctx) => after(env.usageLimit!(of(ctx.outcome)), inner, ctx),
+  },
+  {
+    name: 'plan',
+    core: (plan, env) => {
+      const run = env.plan(plan);
+      return (ctx) => {
+        try {
+          return run(ctx);
+        } catch (e) {
+          // still through accounting: its ledger releases what the request reserved
+          return throwError(() => e);
+        }
+      };
+    },
+  },
+  { name: 'accounting', wrap: (_plan, env) => (inner) => (ctx) => inner(ctx).pipe(accounting(ctx.outcome, env.ledger)) },
+  {
+    name: 'hook results',
+    declared: (plan) => plan.settings.strict_vendor_compliance !== true && hasHooks(plan),
+    wrap: () => (inner) => (ctx) => inner(ctx).pipe(hookResults(ctx.outcome, false)),
+  },
+];
