@@ -1,4 +1,4 @@
-import { defer, from, mergeMap, Observable, throwError, type MonoTypeOperatorFunction } from 'rxjs';
+import { defer, from, mergeMap, tap, throwError, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import { TargetCannotServe } from '../errors/cannot-serve.js';
 import type { AdmitResult, BreakerPolicy, BreakerStore, CircuitStatus, Transition } from '../state/breaker-store.js';
@@ -11,10 +11,7 @@ export interface CircuitBreakerOptions {
   failureStatusCodes?: readonly number[];
   now: () => number;
   onState?: (status: CircuitStatus, transition?: Transition) => void;
-  /**
-   * Called when the open circuit refuses a request (before the 503 travels down). The operator is
-   * built once per plan node; a request may pass its own as the operator's second argument.
-   */
+  /** Called when the open circuit refuses a request (before the 503 travels down). */
   onRefused?: () => void;
 }
 
@@ -37,28 +34,24 @@ export function countsAsFailure(err: unknown, codes: readonly number[] | undefin
  * after the cooldown let one probe through. The first value emitted is a success; a counted error is
  * a failure; a cancelled probe releases its slot.
  */
-export type BreakerOperator<T> = (source: Observable<T>, onRefused?: () => void) => Observable<T>;
-
-export function circuitBreaker<T>(o: CircuitBreakerOptions): BreakerOperator<T> & MonoTypeOperatorFunction<T> {
+export function circuitBreaker<T>(o: CircuitBreakerOptions): MonoTypeOperatorFunction<T> {
   if (!(o.policy.failureThreshold >= 1)) throw new Error('cb_config.failure_threshold must be at least 1');
-  return (source: Observable<T>, onRefused: (() => void) | undefined = o.onRefused) =>
+  return (source) =>
     defer(() => {
       const admitted = o.store.admit(o.id, o.now(), o.policy);
-      return admitted instanceof Promise
-        ? from(admitted).pipe(mergeMap((r) => guarded(source, r, onRefused)))
-        : guarded(source, admitted, onRefused);
+      return admitted instanceof Promise ? from(admitted).pipe(mergeMap((r) => guarded(source, r))) : guarded(source, admitted);
     });
 
-  function guarded(source: Observable<T>, { admission, transition }: AdmitResult, onRefused: (() => void) | undefined): Observable<T> {
+  function guarded(source: Observable<T>, { admission, transition }: AdmitResult): Observable<T> {
     if (transition) o.onState?.(transition.to, transition);
     if (admission.kind === 'open') {
-      onRefused?.();
+      o.onRefused?.();
       return throwError(() => circuitOpenError(admission.retryAfterMs));
     }
     const probe = admission.kind === 'probe';
     let settled = false;
-    // Recording an outcome never fails or hangs the request it belongs to: the observer below forwards
-    // every event whatever the store or the state callback does.
+    // Recording an outcome never fails or hangs the request it belongs to: what the store or the state
+    // callback throws is caught here, and the tap below forwards every event.
     const settle = (failed: boolean): void => {
       settled = true;
       try {
@@ -75,33 +68,28 @@ export function circuitBreaker<T>(o: CircuitBreakerOptions): BreakerOperator<T> 
         // a failing store is not the request's failure
       }
     };
-    // One Observable (not tap): this runs on every request through a breaker.
-    return new Observable<T>((subscriber) => {
-      const sub = source.subscribe({
-        next: (v) => {
+    return source.pipe(
+      tap({
+        next: () => {
           if (!settled) settle(false);
-          subscriber.next(v);
         },
         error: (e: unknown) => {
-          if (settled) {
-            // already counted
-          } else if (e instanceof TargetCannotServe) {
+          if (settled) return; // already counted
+          if (e instanceof TargetCannotServe) {
             // Refused in translation: the provider was never asked, so this says nothing of its
             // health (neither a success that would close the circuit nor a failure).
             settled = true;
             if (probe) release();
           } else settle(countsAsFailure(e, o.failureStatusCodes));
-          subscriber.error(e);
         },
         complete: () => {
           if (!settled) settle(false);
-          subscriber.complete();
         },
-      });
-      return () => {
-        sub.unsubscribe();
-        if (!settled && probe) release();
-      };
-    });
+        // Cancelled before any outcome: a probe gives its slot back.
+        finalize: () => {
+          if (!settled && probe) release();
+        },
+      }),
+    );
   }
 }

@@ -16,16 +16,23 @@ function passOn(headers: UpstreamHeaders): Record<string, string> | undefined {
   return out;
 }
 
+export interface DecodeUpstreamOptions {
+  provider: Provider;
+  /** The request as this target sent it. */
+  request: ProviderRequest;
+  /** Who answered: carried on the JSON answer and on `stream-start`. */
+  meta: AnswerMeta;
+  target?: Target;
+}
+
 /**
  * Provider wire messages → gateway events, through the provider's pure functions. For a stream,
  * `stream-start` is emitted with the first chunk that has content, never before.
  */
-export function decodeUpstream(
-  provider: Provider,
-  req: ProviderRequest,
-  meta: AnswerMeta,
-  target?: Target,
-): OperatorFunction<UpstreamMessage, GatewayEvent> {
+export function decodeUpstream(o: DecodeUpstreamOptions): OperatorFunction<UpstreamMessage, GatewayEvent> {
+  const { provider, request: req, meta, target } = o;
+  // One Observable per attempt, not mergeMap over each step's chunks: it runs on every message of every
+  // request, and a step yields zero or more events (an inner subscription per message otherwise).
   return (source) =>
     new Observable<GatewayEvent>((subscriber) => {
       let state = req.stream ? provider.streamStart(req, target) : undefined;

@@ -1,4 +1,4 @@
-import { Observable, Subscription } from 'rxjs';
+import { catchError, defer, EMPTY, tap, type Observable } from 'rxjs';
 
 /**
  * Children whose error says they cannot serve the request at all (they were never asked): passed
@@ -9,51 +9,52 @@ export interface PassOver {
   none: (errors: unknown[]) => unknown;
 }
 
+export interface FallbackOptions<T, A = void> {
+  children: readonly ((arg: A) => Observable<T>)[];
+  /** Whether an error (before anything was emitted) moves on to the next child. */
+  shouldFallBack: (err: unknown) => boolean;
+  onFallback?: (fromIndex: number, err: unknown) => void;
+  passOver?: PassOver;
+}
+
 /**
  * Try children in order; on an error before anything was emitted, move to the next when
  * `shouldFallBack` says so. The last child's error is the answer when all fail. Once a child has
- * emitted (a stream reached the client) its error is final. Children are built once (per plan) and
- * called with `arg` (the request's context), so a request allocates no closures per child.
+ * emitted (a stream reached the client) its error is final. Built once (per plan); the returned
+ * function is called with `arg` (the request's context) and builds each child only when it is tried.
  *
  * With `passOver`, a child that cannot serve is skipped; when the children run out, the last real
  * failure is the answer, or, when every child was passed over, `passOver.none` of their errors.
  */
-export function fallback<T, A = void>(
-  children: readonly ((arg: A) => Observable<T>)[],
-  shouldFallBack: (err: unknown) => boolean,
-  onFallback?: (fromIndex: number, err: unknown) => void,
-  arg?: A,
-  passOver?: PassOver,
-): Observable<T> {
-  return new Observable<T>((subscriber) => {
-    const subs = new Subscription();
-    let emitted = false;
-    let failure: { err: unknown } | undefined;
-    let passed: unknown[] | undefined;
-    const run = (i: number): void => {
-      subs.add(
-        children[i]!(arg as A).subscribe({
-          next: (v) => {
+export function fallback<T, A = void>(o: FallbackOptions<T, A>): (arg: A) => Observable<T> {
+  const { children, shouldFallBack, onFallback, passOver } = o;
+  const n = children.length;
+  if (n === 0) return () => EMPTY;
+  return (arg) =>
+    defer(() => {
+      // One child runs at a time, so one flag says whether the running child has emitted.
+      let emitted = false;
+      let failure: { err: unknown } | undefined;
+      let passed: unknown[] | undefined;
+      const attempt = (i: number): Observable<T> =>
+        children[i]!(arg).pipe(
+          tap(() => {
             emitted = true;
-            subscriber.next(v);
-          },
-          error: (err: unknown) => {
-            if (!emitted && passOver?.test(err)) {
+          }),
+          catchError((err: unknown) => {
+            if (emitted) throw err;
+            const last = i + 1 === n;
+            if (passOver?.test(err)) {
               (passed ??= []).push(err);
-              if (i + 1 < children.length) run(i + 1);
-              else subscriber.error(failure ? failure.err : passOver.none(passed));
-            } else if (!emitted && i + 1 < children.length && shouldFallBack(err)) {
-              failure = { err };
-              onFallback?.(i, err);
-              run(i + 1);
-            } else subscriber.error(err);
-          },
-          complete: () => subscriber.complete(),
-        }),
-      );
-    };
-    if (children.length === 0) subscriber.complete();
-    else run(0);
-    return subs;
-  });
+              if (last) throw failure ? failure.err : passOver.none(passed);
+              return attempt(i + 1);
+            }
+            if (last || !shouldFallBack(err)) throw err;
+            failure = { err };
+            onFallback?.(i, err);
+            return attempt(i + 1);
+          }),
+        );
+      return attempt(0);
+    });
 }

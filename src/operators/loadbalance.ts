@@ -1,4 +1,4 @@
-import { defer, Observable, Subscription, throwError } from 'rxjs';
+import { catchError, defer, tap, throwError, type Observable } from 'rxjs';
 import type { PassOver } from './fallback.js';
 
 export interface Weighted<T, A = void> {
@@ -25,55 +25,47 @@ export function pickWeighted(weights: readonly number[], random: number): number
   return -1;
 }
 
+export interface LoadbalanceOptions<T, A = void> {
+  children: readonly Weighted<T, A>[];
+  /** A number in [0, 1), once per pick. */
+  random: () => number;
+  /** The error when no child is eligible (their circuits are open). */
+  noneEligible: () => Error;
+  passOver?: PassOver;
+}
+
 /**
  * Send the request to one child, chosen per subscription by weight among the eligible ones. With
  * `passOver`, a picked child that cannot serve the request (it was never asked) is set aside and
  * another is picked; when every weighted child was set aside, `passOver.none` of their errors is the
- * answer (`noneEligible` when some were left out only because their circuit is open).
+ * answer (`noneEligible` when some were left out only because their circuit is open). Built once (per
+ * plan); the returned function is called with `arg`, the request's context.
  */
-export function loadbalance<T, A = void>(
-  children: readonly Weighted<T, A>[],
-  random: () => number,
-  noneEligible: () => Error,
-  arg?: A,
-  passOver?: PassOver,
-): Observable<T> {
-  if (!passOver) {
-    return defer(() => {
+export function loadbalance<T, A = void>(o: LoadbalanceOptions<T, A>): (arg: A) => Observable<T> {
+  const { children, random, noneEligible, passOver } = o;
+  const weighted = children.filter((c) => c.weight > 0).length;
+  return (arg) =>
+    defer(() => {
       const weights = children.map((c) => (c.weight > 0 && c.eligible() ? c.weight : 0));
-      const i = pickWeighted(weights, random());
-      return i < 0 ? throwError(noneEligible) : children[i]!.run(arg as A);
-    });
-  }
-  return new Observable<T>((subscriber) => {
-    const weights = children.map((c) => (c.weight > 0 && c.eligible() ? c.weight : 0));
-    const subs = new Subscription();
-    let emitted = false;
-    let passed: unknown[] | undefined;
-    const pick = (): void => {
-      const i = pickWeighted(weights, random());
-      if (i < 0) {
-        const everyWeighted = passed !== undefined && passed.length === children.filter((c) => c.weight > 0).length;
-        subscriber.error(everyWeighted ? passOver.none(passed!) : noneEligible());
-        return;
-      }
-      subs.add(
-        children[i]!.run(arg as A).subscribe({
-          next: (v) => {
+      let emitted = false;
+      let passed: unknown[] | undefined;
+      const pick = (): Observable<T> => {
+        const i = pickWeighted(weights, random());
+        if (i < 0) return throwError(() => (passOver && passed?.length === weighted ? passOver.none(passed) : noneEligible()));
+        const run = children[i]!.run(arg);
+        if (!passOver) return run;
+        return run.pipe(
+          tap(() => {
             emitted = true;
-            subscriber.next(v);
-          },
-          error: (err: unknown) => {
-            if (emitted || !passOver.test(err)) return subscriber.error(err);
+          }),
+          catchError((err: unknown) => {
+            if (emitted || !passOver.test(err)) throw err;
             (passed ??= []).push(err);
             weights[i] = 0;
-            pick();
-          },
-          complete: () => subscriber.complete(),
-        }),
-      );
-    };
-    pick();
-    return subs;
-  });
+            return pick();
+          }),
+        );
+      };
+      return pick();
+    });
 }

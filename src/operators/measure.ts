@@ -2,28 +2,56 @@ import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Outcome, TargetLabels, Telemetry } from '../metrics/telemetry.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
+import type { Usage } from '../providers/types.js';
 import type { Spent } from './accounting.js';
 
 /**
- * The part of a request's context that measuring an attempt keeps: the union of time with at least one
- * upstream call in flight (for the gateway-overhead figure), and the target that failed last. The
- * pipeline's RequestContext is one.
+ * The union of time with at least one upstream call in flight (for the gateway-overhead figure): the
+ * count of calls in flight, since when, and the milliseconds summed so far. Attempts of one request
+ * (retries, fallbacks, hedges) share one clock.
  */
-export interface AttemptAccount {
+export interface UpstreamClock {
   upstreamActive: number;
   upstreamSince: number;
   upstreamMs: number;
-  failed?: AnswerMeta;
+}
+
+/** What a request's attempts came to. */
+export interface AttemptAccount {
   /** Every attempt that answered (a JSON body, or a stream's start), with the usage it reported. */
   spent?: Spent[];
+  /** The target that failed last. */
+  failed?: AnswerMeta;
 }
 
-function upstreamBegin(a: AttemptAccount, now: number): void {
-  if (a.upstreamActive++ === 0) a.upstreamSince = now;
+export interface MeasureOptions {
+  labels: TargetLabels;
+  telemetry: Telemetry;
+  now: () => number;
+  clock: UpstreamClock;
+  /** The attempt's target: with `account`, where the attempt is recorded. */
+  meta?: AnswerMeta;
+  account?: AttemptAccount;
 }
 
-function upstreamEnd(a: AttemptAccount, now: number): void {
-  if (--a.upstreamActive === 0) a.upstreamMs += now - a.upstreamSince;
+function upstreamBegin(c: UpstreamClock, now: number): void {
+  if (c.upstreamActive++ === 0) c.upstreamSince = now;
+}
+
+function upstreamEnd(c: UpstreamClock, now: number): void {
+  if (--c.upstreamActive === 0) c.upstreamMs += now - c.upstreamSince;
+}
+
+/** The attempt's entry in `account.spent`: made at its first answer, then given each newer usage. */
+function noteSpent(account: AttemptAccount, meta: AnswerMeta, spent: Spent | undefined, usage: Usage | undefined): Spent {
+  if (!spent) {
+    spent = usage ? { meta, usage } : { meta };
+    (account.spent ??= []).push(spent);
+  } else if (usage) {
+    spent.usage = usage;
+    spent.cost = undefined; // priced again from the new usage
+  }
+  return spent;
 }
 
 function outcomeOf(err: unknown): [Outcome, number] {
@@ -37,19 +65,15 @@ function outcomeOf(err: unknown): [Outcome, number] {
 
 /**
  * Taps one upstream attempt for metrics: in flight, outcome and status, duration, time to first
- * token, tokens; and keeps the request's account: upstream wait (for the gateway-overhead figure),
- * the attempt and its usage once it answers (`ctx.spent`: what the request costs and counts against
- * usage limits, retries and fallbacks included) and, when the attempt fails, `meta` as the target
- * that failed last (`ctx.failed`).
+ * token, tokens; and keeps the request's account: upstream wait on `clock`, and, with `meta` and
+ * `account`, the attempt and its usage once it answers (`account.spent`: what the request costs and
+ * counts against usage limits, retries and fallbacks included) and, when the attempt fails, `meta` as
+ * the target that failed last (`account.failed`).
  */
-export function measure(
-  labels: TargetLabels,
-  telemetry: Telemetry,
-  ctx: AttemptAccount,
-  now: () => number,
-  meta?: AnswerMeta,
-): MonoTypeOperatorFunction<GatewayEvent> {
-  // One Observable per attempt (not defer + tap): this runs on every request.
+export function measure(o: MeasureOptions): MonoTypeOperatorFunction<GatewayEvent> {
+  const { labels, telemetry, now, clock, account } = o;
+  const meta = account && o.meta;
+  // One Observable per attempt (not defer + tap): this runs on every request, on every event.
   return (source) =>
     new Observable<GatewayEvent>((subscriber) => {
       const start = now();
@@ -62,12 +86,12 @@ export function measure(
       } catch {
         // a metrics failure never fails the request
       }
-      upstreamBegin(ctx, start);
+      upstreamBegin(clock, start);
       const finish = (outcome: Outcome, code: number): void => {
         if (finished) return;
         finished = true;
         const t = now();
-        upstreamEnd(ctx, t);
+        upstreamEnd(clock, t);
         try {
           telemetry.targetFinished(labels, outcome, code, (t - start) / 1000);
         } catch {
@@ -78,13 +102,7 @@ export function measure(
         next: (ev) => {
           if (ev.type === 'json') status = ev.status;
           const usage = ev.type === 'stream-start' ? undefined : ev.usage;
-          if (meta && !spent) {
-            spent = usage ? { meta, usage } : { meta };
-            (ctx.spent ??= []).push(spent);
-          } else if (spent && usage) {
-            spent.usage = usage;
-            spent.cost = undefined; // priced again from the new usage
-          }
+          if (meta) spent = noteSpent(account!, meta, spent, usage);
           try {
             if (first) {
               first = false;
@@ -97,7 +115,7 @@ export function measure(
           subscriber.next(ev);
         },
         error: (e: unknown) => {
-          if (meta) ctx.failed = meta;
+          if (meta) account!.failed = meta;
           finish(...outcomeOf(e));
           subscriber.error(e);
         },

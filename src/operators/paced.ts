@@ -6,7 +6,8 @@ import type { Flow } from '../upstream/flow.js';
  * arrive while it is held wait in a queue of references, delivered in order when it drains; the end
  * (complete or error) comes after them. For values already in memory and shared (a cache entry
  * replayed, a coalesced call's recording): a slow client costs a pointer per waiting value, not a
- * copy of the bytes in its socket buffer. No flow: the identity.
+ * copy of the bytes in its socket buffer. No flow: the identity. Written by hand: no RxJS operator
+ * holds values back on an outside signal and hands them on in order when it clears.
  */
 export function paced<T>(flow: Flow | undefined): MonoTypeOperatorFunction<T> {
   if (!flow) return (source) => source;

@@ -1,4 +1,4 @@
-import { Observable, retry, throwError, timer, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs';
+import { defer, retry, tap, throwError, timer, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import { retryAfterMs } from './retry-after.js';
 
@@ -15,10 +15,7 @@ export interface RetryOptions {
   /** First backoff, doubled per retry; capped at maxDelayMs; up to 25% jitter taken off. */
   baseDelayMs?: number;
   maxDelayMs?: number;
-  /**
-   * Time left in the request's budget: a retry that would wait past it is not made. The operator is
-   * built once per plan node; a request passes its own as the operator's second argument.
-   */
+  /** Time left in the request's budget: a retry that would wait past it is not made. */
   budgetLeftMs?: () => number;
   now: () => number;
   random?: () => number;
@@ -37,45 +34,36 @@ export function retryDelayMs(err: unknown, retryNumber: number, o: RetryOptions)
   return backoff * (1 - 0.25 * (o.random ?? Math.random)());
 }
 
-export type RetryOperator<T> = (source: Observable<T>, budgetLeftMs?: () => number) => Observable<T>;
-
 /**
  * Retry a target's attempt: `attempts` extra tries for the status codes given (default 429, 5xx
  * gateway set), with exponential backoff and jitter or the provider's Retry-After, never after the
  * first value was emitted (a stream already reaching the client) and never past the time budget.
  */
-export function retryWithBackoff<T>(o: RetryOptions): RetryOperator<T> & MonoTypeOperatorFunction<T> {
+export function retryWithBackoff<T>(o: RetryOptions): MonoTypeOperatorFunction<T> {
   if (!Number.isInteger(o.attempts) || o.attempts < 0 || o.attempts > MAX_RETRY_ATTEMPTS) {
     throw new Error(`retry.attempts must be an integer from 0 to ${MAX_RETRY_ATTEMPTS}, got ${o.attempts}`);
   }
-  const codes = new Set(o.onStatusCodes && o.onStatusCodes.length > 0 ? o.onStatusCodes : DEFAULT_RETRY_CODES);
   if (o.attempts === 0) return (source) => source;
-  // One Observable around rxjs' retry (not defer + tap): values reach the subscriber synchronously
-  // through retry, so `emitted` is set before any later error is seen by `delay`.
-  return (source: Observable<T>, budgetLeftMs: (() => number) | undefined = o.budgetLeftMs) =>
-    new Observable<T>((subscriber) => {
+  const codes = o.onStatusCodes && o.onStatusCodes.length > 0 ? o.onStatusCodes : DEFAULT_RETRY_CODES;
+  const budgetLeftMs = o.budgetLeftMs;
+  return (source) =>
+    defer(() => {
       let emitted = false;
-      return source
-        .pipe(
-          retry({
-            count: o.attempts,
-            delay: (err: unknown, retryNumber: number) => {
-              const retryable = !emitted && err instanceof GatewayError && RETRYABLE.has(err.code) && codes.has(err.status);
-              if (!retryable) return throwError(() => err);
-              const wait = retryDelayMs(err, retryNumber, o);
-              if (budgetLeftMs && wait > budgetLeftMs()) return throwError(() => err);
-              o.onRetry?.(retryNumber, wait, err);
-              return o.scheduler ? timer(wait, o.scheduler) : timer(wait);
-            },
-          }),
-        )
-        .subscribe({
-          next: (v) => {
-            emitted = true;
-            subscriber.next(v);
+      return source.pipe(
+        tap(() => {
+          emitted = true;
+        }),
+        retry({
+          count: o.attempts,
+          delay: (err: unknown, retryNumber: number) => {
+            const retryable = !emitted && err instanceof GatewayError && RETRYABLE.has(err.code) && codes.includes(err.status);
+            if (!retryable) return throwError(() => err);
+            const wait = retryDelayMs(err, retryNumber, o);
+            if (budgetLeftMs && wait > budgetLeftMs()) return throwError(() => err);
+            o.onRetry?.(retryNumber, wait, err);
+            return o.scheduler ? timer(wait, o.scheduler) : timer(wait);
           },
-          error: (e: unknown) => subscriber.error(e),
-          complete: () => subscriber.complete(),
-        });
+        }),
+      );
     });
 }

@@ -122,8 +122,13 @@ export function shapeFor(endpoint: Endpoint, stream: boolean): Allow {
  * details beyond `cached_tokens`). Only applied where the setting is on, so the pass-through pays
  * nothing; where it is on, each chunk is parsed once and written once.
  */
-export function strictOpenAI(endpoint: Endpoint, stream: boolean): MonoTypeOperatorFunction<GatewayEvent> {
-  const rule = shapeFor(endpoint, stream);
+export interface StrictOpenAIOptions {
+  endpoint: Endpoint;
+  stream: boolean;
+}
+
+export function strictOpenAI(o: StrictOpenAIOptions): MonoTypeOperatorFunction<GatewayEvent> {
+  const rule = shapeFor(o.endpoint, o.stream);
   return map((ev) => {
     if (ev.type === 'json') {
       const body = keepAllowed(ev.body, rule);

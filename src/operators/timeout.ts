@@ -15,7 +15,8 @@ const firstError = (firstMs: number | undefined, idleMs: number): GatewayError =
 
 /**
  * The idle limit between values, not counted while `flow` is paused: a stream held back by a slow
- * client is not an idle upstream (the client's own stall is bounded where it is written).
+ * client is not an idle upstream (the client's own stall is bounded where it is written). Written by
+ * hand: RxJS's `timeout` cannot stop its clock while the client is not reading.
  */
 function idleUnlessPaused<T>(idleMs: number, flow: Flow, scheduler: SchedulerLike): MonoTypeOperatorFunction<T> {
   return (source) =>
@@ -47,6 +48,16 @@ function idleUnlessPaused<T>(idleMs: number, flow: Flow, scheduler: SchedulerLik
     });
 }
 
+export interface AttemptTimeoutOptions {
+  /** The request's `request_timeout`: the first emission must arrive within it. */
+  firstMs?: number;
+  /** The gateway's idle limit between a stream's chunks (and before the first, without `firstMs`). */
+  idleMs?: number;
+  scheduler?: SchedulerLike;
+  /** The client's flow control: time while it is paused is not idle time. */
+  flow?: Flow;
+}
+
 /**
  * `request_timeout` for one attempt: the first emission (a whole JSON answer, or a stream's first
  * chunk) must arrive within `firstMs`; after that a stream may be idle at most `idleMs` between
@@ -55,12 +66,8 @@ function idleUnlessPaused<T>(idleMs: number, flow: Flow, scheduler: SchedulerLik
  * request_timeout when the request's own `request_timeout` elapsed, 504 upstream_timeout when the
  * gateway's idle limit did (the provider went silent).
  */
-export function attemptTimeout<T>(
-  firstMs: number | undefined,
-  idleMs: number | undefined,
-  scheduler?: SchedulerLike,
-  flow?: Flow,
-): MonoTypeOperatorFunction<T> {
+export function attemptTimeout<T>(o: AttemptTimeoutOptions): MonoTypeOperatorFunction<T> {
+  const { firstMs, idleMs, scheduler, flow } = o;
   if (firstMs === undefined && idleMs === undefined) return (source) => source;
   if (firstMs !== undefined && (!Number.isFinite(firstMs) || firstMs <= 0)) throw new Error(`request_timeout must be > 0, got ${firstMs}`);
   if (flow && idleMs !== undefined) {

@@ -75,9 +75,14 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
       ? prepared.pipe(switchMap((u) => callUpstream(deps.dispatcher, u, mapError, framing, flow, deps.upstreamLimits)))
       : callUpstream(deps.dispatcher, upstream, mapError, framing, flow, deps.upstreamLimits);
     return call.pipe(
-      decodeUpstream(provider, req, meta, node.target),
-      attemptTimeout<GatewayEvent>(node.settings.request_timeout, req.stream ? deps.streamIdleTimeoutMs : undefined, deps.scheduler, flow),
-      measure(targetLabels(node, req.endpoint), deps.telemetry, ctx.outcome, deps.now, meta),
+      decodeUpstream({ provider, request: req, meta, target: node.target }),
+      attemptTimeout<GatewayEvent>({
+        firstMs: node.settings.request_timeout,
+        idleMs: req.stream ? deps.streamIdleTimeoutMs : undefined,
+        scheduler: deps.scheduler,
+        flow,
+      }),
+      measure({ labels: targetLabels(node, req.endpoint), telemetry: deps.telemetry, now: deps.now, clock: ctx.outcome, meta, account: ctx.outcome }),
     );
   });
 }

@@ -52,25 +52,27 @@ export function cacheStage(node: PlanNode, deps: PipelineDeps): Wrap {
       body: req.body,
       semantic,
     });
-    return withCache(() => inner(ctx), {
-      mode: cache.mode,
-      ttlSeconds,
-      threshold,
-      ...keys,
-      endpoint: req.endpoint,
-      stream: req.stream,
-      includeUsage: (req.body?.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true,
-      forceRefresh: ctx.cacheForceRefresh === true,
-      store: c.store,
-      vectors: c.vectors,
-      embed: c.embed,
-      available: c.available,
-      inflight: c.inflight,
-      ...(req.stream && ctx.flow ? { flow: ctx.flow } : {}),
-      onLookup: (mode, status) => {
-        ctx.outcome.cacheStatus = status;
-        telemetry.cacheLookup(mode, status);
-      },
-    });
+    return inner(ctx).pipe(
+      withCache({
+        mode: cache.mode,
+        ttlSeconds,
+        threshold,
+        ...keys,
+        endpoint: req.endpoint,
+        stream: req.stream,
+        includeUsage: (req.body?.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true,
+        forceRefresh: ctx.cacheForceRefresh === true,
+        store: c.store,
+        vectors: c.vectors,
+        embed: c.embed,
+        available: c.available,
+        inflight: c.inflight,
+        ...(req.stream && ctx.flow ? { flow: ctx.flow } : {}),
+        onLookup: (mode, status) => {
+          ctx.outcome.cacheStatus = status;
+          telemetry.cacheLookup(mode, status);
+        },
+      }),
+    );
   };
 }

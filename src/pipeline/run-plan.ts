@@ -96,7 +96,7 @@ export class PlanRunner implements PlanEnv {
         const fallBack = shouldFallBack(node.on_status_codes);
         const onFallback = (i: number): void =>
           deps.telemetry.fallback(node.name ?? node.path, node.children[i]!.name ?? node.children[i]!.path);
-        return (ctx) => fallback(children, fallBack, onFallback, ctx, PASS_OVER);
+        return fallback({ children, shouldFallBack: fallBack, onFallback, passOver: PASS_OVER });
       }
       case 'loadbalance': {
         const weighted: Weighted<GatewayEvent, RequestContext>[] = node.children.map((c, i) => ({
@@ -105,7 +105,7 @@ export class PlanRunner implements PlanEnv {
           run: children[i]!,
         }));
         const none = (): Error => circuitOpenError(this.retryAfterIfClosed(node));
-        return (ctx) => loadbalance(weighted, deps.random, none, ctx, PASS_OVER);
+        return loadbalance({ children: weighted, random: deps.random, noneEligible: none, passOver: PASS_OVER });
       }
       case 'conditional': {
         const indexOf = (name: string): number => node.children.findIndex((ch) => ch.name === name);
@@ -118,11 +118,10 @@ export class PlanRunner implements PlanEnv {
           for (let i = 0; i < preds.length; i++) if (preds[i]!(input)) return targets[i]!;
           return defaultIndex;
         };
-        return (ctx) => conditional(pick, children, ctx);
+        return conditional({ children, pick });
       }
       case 'race': {
-        const hedge = node.hedge_after_ms ?? 0;
-        return (ctx) => race(children, hedge, deps.scheduler, undefined, ctx);
+        return race({ children, hedgeAfterMs: node.hedge_after_ms ?? 0, scheduler: deps.scheduler });
       }
     }
   }

@@ -1,8 +1,8 @@
 import type { HookSpec } from '../checks/hooks.js';
-import { circuitBreaker } from '../operators/circuit-breaker.js';
+import { circuitBreaker, type CircuitBreakerOptions } from '../operators/circuit-breaker.js';
 import type { HookStageDeps } from '../operators/request-hooks.js';
 import { responseHooks } from '../operators/response-hooks.js';
-import { retryWithBackoff, type RetryOperator } from '../operators/retry.js';
+import { retryWithBackoff, type RetryOptions } from '../operators/retry.js';
 import { strictOpenAI } from '../operators/strict-openai.js';
 import type { TargetNode } from '../plan/types.js';
 import { targetIdentity } from '../plan/identity.js';
@@ -30,9 +30,9 @@ export function answerHooksStage(hooks: readonly HookSpec[], node: TargetNode, d
 /** Retries within the request's time budget; one operator per endpoint (metric labels differ), made on first use. */
 export function retryStage(node: TargetNode, deps: PipelineDeps): Wrap {
   const retry = node.settings.retry!;
-  const byEndpoint: Partial<Record<Endpoint, RetryOperator<GatewayEvent>>> = {};
-  const retryFor = (endpoint: Endpoint): RetryOperator<GatewayEvent> =>
-    (byEndpoint[endpoint] ??= retryWithBackoff<GatewayEvent>({
+  const byEndpoint: Partial<Record<Endpoint, RetryOptions>> = {};
+  const retryFor = (endpoint: Endpoint): RetryOptions =>
+    (byEndpoint[endpoint] ??= {
       attempts: retry.attempts,
       onStatusCodes: retry.on_status_codes,
       useRetryAfterHeaders: retry.use_retry_after_headers,
@@ -40,26 +40,32 @@ export function retryStage(node: TargetNode, deps: PipelineDeps): Wrap {
       random: deps.random,
       onRetry: () => deps.telemetry.retry(targetLabels(node, endpoint)),
       scheduler: deps.scheduler,
-    }));
+    });
   const budget = deps.requestBudgetMs;
-  return (inner) => (ctx) => retryFor(ctx.request.endpoint)(inner(ctx), () => ctx.startedAt + budget - deps.now());
+  return (inner) => (ctx) =>
+    inner(ctx).pipe(retryWithBackoff<GatewayEvent>({ ...retryFor(ctx.request.endpoint), budgetLeftMs: () => ctx.startedAt + budget - deps.now() }));
 }
 
 /** The target's circuit breaker; a refusal names the target (the error response's x-gateway-* headers, log line). */
 export function breakerStage(node: TargetNode, deps: PipelineDeps): Wrap {
-  const breaker = circuitBreaker<GatewayEvent>({
+  const breaker: CircuitBreakerOptions = {
     store: deps.breakers,
     id: targetIdentity(node),
     policy: policyOf(node)!,
     failureStatusCodes: node.settings.cb_config!.failure_status_codes,
     now: deps.now,
     onState: (status, transition) => deps.telemetry.circuit(node.id, status, transition),
-  });
+  };
   const refused = { provider: deps.registry.get(node.target.provider).descriptor.id, target: node.path, retries: 0 };
   return (inner) => (ctx) =>
-    breaker(inner(ctx), () => {
-      ctx.outcome.failed = refused;
-    });
+    inner(ctx).pipe(
+      circuitBreaker<GatewayEvent>({
+        ...breaker,
+        onRefused: () => {
+          ctx.outcome.failed = refused;
+        },
+      }),
+    );
 }
 
 /** Only OpenAI's fields leave this target; one operator per endpoint and mode, made on first use. */
@@ -67,6 +73,6 @@ export function strictStage(): Wrap {
   const strict: Partial<Record<string, ReturnType<typeof strictOpenAI>>> = {};
   return (inner) => (ctx) => {
     const { endpoint, stream } = ctx.request;
-    return inner(ctx).pipe((strict[`${endpoint}:${stream}`] ??= strictOpenAI(endpoint, stream)));
+    return inner(ctx).pipe((strict[`${endpoint}:${stream}`] ??= strictOpenAI({ endpoint, stream })));
   };
 }

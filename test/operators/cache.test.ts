@@ -1,4 +1,4 @@
-import { from, Observable, of, Subject, throwError, type Subscription } from 'rxjs';
+import { defer, from, Observable, of, Subject, throwError, type Subscription } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
 import { embedLocal } from '../../src/cache/local-embedder.js';
 import { parseEntry, type CacheEntry } from '../../src/cache/entry.js';
@@ -162,13 +162,13 @@ describe('withCache: simple mode', () => {
     const store = new SyncMapStore();
     const run = runner(() => of(jsonAnswer('Paris')));
 
-    const first = await collect(withCache(run, options(e, { store })));
+    const first = await collect(defer(run).pipe(withCache(options(e, { store }))));
     expect(statusOf(first.events[0])).toBe('MISS');
     expect(store.syncGets).toEqual(['c:k1']);
     expect(store.gets).toEqual([]);
     await settle();
 
-    const second = await collect(withCache(run, options(e, { store })));
+    const second = await collect(defer(run).pipe(withCache(options(e, { store }))));
     expect(statusOf(second.events[0])).toBe('HIT');
     expect(run).toHaveBeenCalledTimes(1);
     expect(store.syncGets).toEqual(['c:k1', 'c:k1']);
@@ -179,7 +179,7 @@ describe('withCache: simple mode', () => {
     const e = env();
     const run = runner(() => of(jsonAnswer('Paris')));
 
-    const first = await collect(withCache(run, options(e)));
+    const first = await collect(defer(run).pipe(withCache(options(e))));
     expect(first.error).toBeUndefined();
     expect(run).toHaveBeenCalledTimes(1);
     expect(first.events).toHaveLength(1);
@@ -197,7 +197,7 @@ describe('withCache: simple mode', () => {
       usage,
     });
 
-    const second = await collect(withCache(run, options(e)));
+    const second = await collect(defer(run).pipe(withCache(options(e))));
     expect(run).toHaveBeenCalledTimes(1);
     expect(second.events).toHaveLength(1);
     const hit = second.events[0]!;
@@ -216,8 +216,8 @@ describe('withCache: simple mode', () => {
     const e = env();
     let n = 0;
     const run = runner(() => of(jsonAnswer(`answer ${++n}`)));
-    await collect(withCache(run, options(e, { key: 'c:a' })));
-    const b = await collect(withCache(run, options(e, { key: 'c:b' })));
+    await collect(defer(run).pipe(withCache(options(e, { key: 'c:a' }))));
+    const b = await collect(defer(run).pipe(withCache(options(e, { key: 'c:b' }))));
     expect(run).toHaveBeenCalledTimes(2);
     expect(statusOf(b.events[0])).toBe('MISS');
     expect(rawOf(b.events[0])).toContain('answer 2');
@@ -226,7 +226,7 @@ describe('withCache: simple mode', () => {
   it('does not call run or the store before subscription', () => {
     const e = env();
     const run = runner(() => of(jsonAnswer('x')));
-    withCache(run, options(e));
+    defer(run).pipe(withCache(options(e)));
     expect(run).not.toHaveBeenCalled();
     expect(e.store.gets).toEqual([]);
   });
@@ -235,13 +235,13 @@ describe('withCache: simple mode', () => {
     const e = env();
     const err = new GatewayError('upstream_error', 'upstream 500', { status: 500 });
     const run = runner(() => throwError(() => err));
-    const r = await collect(withCache(run, options(e)));
+    const r = await collect(defer(run).pipe(withCache(options(e))));
     expect(r.error).toBe(err);
     await settle();
     expect(e.store.sets).toEqual([]);
     expect(e.store.data.size).toBe(0);
     // and the next identical request goes upstream again
-    const again = await collect(withCache(run, options(e)));
+    const again = await collect(defer(run).pipe(withCache(options(e))));
     expect(again.error).toBe(err);
     expect(run).toHaveBeenCalledTimes(2);
   });
@@ -249,7 +249,7 @@ describe('withCache: simple mode', () => {
   it('a non-2xx JSON answer is passed on and not stored', async () => {
     const e = env();
     const run = runner(() => of<GatewayEvent>({ type: 'json', status: 429, body: { error: { message: 'slow down' } }, meta }));
-    const r = await collect(withCache(run, options(e)));
+    const r = await collect(defer(run).pipe(withCache(options(e))));
     expect(r.events).toHaveLength(1);
     expect(statusOf(r.events[0])).toBe('MISS');
     await settle();
@@ -267,7 +267,7 @@ describe('withCache: simple mode', () => {
           sub.error(err);
         }),
     );
-    const r = await collect(withCache(run, options(e, { stream: true })));
+    const r = await collect(defer(run).pipe(withCache(options(e, { stream: true }))));
     expect(r.events.map((ev) => ev.type)).toEqual(['stream-start', 'chunk']);
     expect(r.error).toBe(err);
     await settle();
@@ -280,7 +280,7 @@ describe('withCache: simple mode', () => {
     const run = runner(() =>
       from<GatewayEvent[]>([{ type: 'stream-start', meta }, { type: 'chunk', data: chunks[0]! }, { type: 'chunk', data: chunks[1]! }]),
     );
-    const miss = await collect(withCache(run, options(e, { stream: true })));
+    const miss = await collect(defer(run).pipe(withCache(options(e, { stream: true }))));
     expect(miss.events.map((ev) => ev.type)).toEqual(['stream-start', 'chunk', 'chunk']);
     expect(statusOf(miss.events[0])).toBe('MISS');
     // chunks are passed through untouched (no meta added)
@@ -288,7 +288,7 @@ describe('withCache: simple mode', () => {
     await settle();
     expect(e.store.entry('c:k1')).toMatchObject({ kind: 'stream', chunks, provider: 'openai', target: 'config.targets[0]' });
 
-    const hit = await collect(withCache(run, options(e, { stream: true })));
+    const hit = await collect(defer(run).pipe(withCache(options(e, { stream: true }))));
     expect(run).toHaveBeenCalledTimes(1);
     expect(hit.events).toEqual([
       { type: 'stream-start', meta: { provider: 'openai', target: 'config.targets[0]', retries: 0, cacheStatus: 'HIT' } },
@@ -296,7 +296,7 @@ describe('withCache: simple mode', () => {
       { type: 'chunk', data: chunks[1] },
     ]);
 
-    const asJson = await collect(withCache(run, options(e, { stream: false })));
+    const asJson = await collect(defer(run).pipe(withCache(options(e, { stream: false }))));
     expect(run).toHaveBeenCalledTimes(1);
     expect(asJson.events).toHaveLength(1);
     const ev = asJson.events[0]!;
@@ -310,9 +310,9 @@ describe('withCache: simple mode', () => {
   it('a JSON answer is replayed as SSE to a stream request', async () => {
     const e = env();
     const run = runner(() => of(jsonAnswer('Paris')));
-    await collect(withCache(run, options(e)));
+    await collect(defer(run).pipe(withCache(options(e))));
     await settle();
-    const hit = await collect(withCache(run, options(e, { stream: true })));
+    const hit = await collect(defer(run).pipe(withCache(options(e, { stream: true }))));
     expect(run).toHaveBeenCalledTimes(1);
     expect(hit.events[0]).toMatchObject({ type: 'stream-start', meta: { cacheStatus: 'HIT' } });
     const text = hit.events
@@ -326,12 +326,12 @@ describe('withCache: simple mode', () => {
   it('REFRESH skips the read, calls run and overwrites the stored answer', async () => {
     const e = env();
     const run1 = runner(() => of(jsonAnswer('old')));
-    await collect(withCache(run1, options(e)));
+    await collect(defer(run1).pipe(withCache(options(e))));
     await settle();
     const getsBefore = e.store.gets.length;
 
     const run2 = runner(() => of(jsonAnswer('new answer')));
-    const r = await collect(withCache(run2, options(e, { forceRefresh: true })));
+    const r = await collect(defer(run2).pipe(withCache(options(e, { forceRefresh: true }))));
     expect(run2).toHaveBeenCalledTimes(1);
     expect(e.store.gets.length).toBe(getsBefore);
     expect(statusOf(r.events[0])).toBe('REFRESH');
@@ -339,7 +339,7 @@ describe('withCache: simple mode', () => {
     await settle();
     expect(e.store.entry('c:k1')?.body).toBe(JSON.stringify(chatBody('new answer')));
 
-    const hit = await collect(withCache(run1, options(e)));
+    const hit = await collect(defer(run1).pipe(withCache(options(e))));
     expect(run1).toHaveBeenCalledTimes(1);
     expect(rawOf(hit.events[0])).toBe(JSON.stringify(chatBody('new answer')));
     expect(e.lookups.map(([, s]) => s)).toEqual(['MISS', 'REFRESH', 'HIT']);
@@ -347,9 +347,9 @@ describe('withCache: simple mode', () => {
 
   it('REFRESH with an errored run keeps the old answer', async () => {
     const e = env();
-    await collect(withCache(() => of(jsonAnswer('old')), options(e)));
+    await collect(of(jsonAnswer('old')).pipe(withCache(options(e))));
     await settle();
-    const r = await collect(withCache(() => throwError(() => new GatewayError('upstream_error', 'x', { status: 500 })), options(e, { forceRefresh: true })));
+    const r = await collect(throwError(() => new GatewayError('upstream_error', 'x', { status: 500 })).pipe(withCache(options(e, { forceRefresh: true }))));
     expect(r.error).toBeInstanceOf(GatewayError);
     await settle();
     expect(e.store.entry('c:k1')?.body).toBe(JSON.stringify(chatBody('old')));
@@ -358,7 +358,7 @@ describe('withCache: simple mode', () => {
   it('DISABLED when the store is unavailable: run is called, the store is not touched', async () => {
     const e = env();
     const run = runner(() => of(jsonAnswer('Paris')));
-    const r = await collect(withCache(run, options(e, { available: () => false })));
+    const r = await collect(defer(run).pipe(withCache(options(e, { available: () => false }))));
     expect(run).toHaveBeenCalledTimes(1);
     expect(statusOf(r.events[0])).toBe('DISABLED');
     await settle();
@@ -371,7 +371,7 @@ describe('withCache: simple mode', () => {
     const e = env();
     e.store.failGet = true;
     const run = runner(() => of(jsonAnswer('Paris')));
-    const r = await collect(withCache(run, options(e)));
+    const r = await collect(defer(run).pipe(withCache(options(e))));
     expect(r.error).toBeUndefined();
     expect(run).toHaveBeenCalledTimes(1);
     expect(statusOf(r.events[0])).toBe('DISABLED');
@@ -383,7 +383,7 @@ describe('withCache: simple mode', () => {
     const e = env();
     e.store.failSet = true;
     const run = runner(() => of(jsonAnswer('Paris')));
-    const r = await collect(withCache(run, options(e)));
+    const r = await collect(defer(run).pipe(withCache(options(e))));
     expect(r.error).toBeUndefined();
     expect(statusOf(r.events[0])).toBe('MISS');
     await settle();
@@ -395,7 +395,7 @@ describe('withCache: simple mode', () => {
     const e = env();
     e.store.data.set('c:k1', 'not json');
     const run = runner(() => of(jsonAnswer('Paris')));
-    const r = await collect(withCache(run, options(e)));
+    const r = await collect(defer(run).pipe(withCache(options(e))));
     expect(statusOf(r.events[0])).toBe('MISS');
     expect(run).toHaveBeenCalledTimes(1);
     await settle();
@@ -404,7 +404,7 @@ describe('withCache: simple mode', () => {
 
   it('tags meta.cacheStatus on json and stream-start without changing the rest of meta', async () => {
     const e = env();
-    const r = await collect(withCache(() => of(jsonAnswer('x')), options(e)));
+    const r = await collect(of(jsonAnswer('x')).pipe(withCache(options(e))));
     const ev = r.events[0]!;
     if (ev.type !== 'json') throw new Error('expected json');
     expect(ev.meta).toEqual({ ...meta, cacheStatus: 'MISS' });
@@ -425,7 +425,7 @@ describe('withCache: semantic mode', () => {
     const e = env();
     const run = runner(() => of(jsonAnswer('Use a loop with three pointers.')));
 
-    const miss = await collect(withCache(run, sem(e, 'c:py', PY)));
+    const miss = await collect(defer(run).pipe(withCache(sem(e, 'c:py', PY))));
     expect(statusOf(miss.events[0])).toBe('MISS');
     expect(e.embed).toHaveBeenCalledTimes(1);
     expect(e.embed).toHaveBeenCalledWith(PY);
@@ -434,18 +434,18 @@ describe('withCache: semantic mode', () => {
     expect([...e.vectors.parts.get('p:gpt-4o-mini')!.keys()]).toEqual(['c:py']);
 
     const searches = e.vectors.searches;
-    const exact = await collect(withCache(run, sem(e, 'c:py', PY)));
+    const exact = await collect(defer(run).pipe(withCache(sem(e, 'c:py', PY))));
     expect(statusOf(exact.events[0])).toBe('HIT');
     expect(e.embed).toHaveBeenCalledTimes(1);
     expect(e.vectors.searches).toBe(searches);
 
-    const similar = await collect(withCache(run, sem(e, 'c:java', JAVA)));
+    const similar = await collect(defer(run).pipe(withCache(sem(e, 'c:java', JAVA))));
     expect(statusOf(similar.events[0])).toBe('SEMANTIC_HIT');
     expect(rawOf(similar.events[0])).toBe(JSON.stringify(chatBody('Use a loop with three pointers.')));
     expect(run).toHaveBeenCalledTimes(1);
 
     const run2 = runner(() => of(jsonAnswer('Mash bananas.')));
-    const other = await collect(withCache(run2, sem(e, 'c:bread', BREAD)));
+    const other = await collect(defer(run2).pipe(withCache(sem(e, 'c:bread', BREAD))));
     expect(statusOf(other.events[0])).toBe('MISS');
     expect(run2).toHaveBeenCalledTimes(1);
     expect(e.lookups.map(([m, s]) => `${m}:${s}`)).toEqual(['semantic:MISS', 'semantic:HIT', 'semantic:SEMANTIC_HIT', 'semantic:MISS']);
@@ -453,41 +453,41 @@ describe('withCache: semantic mode', () => {
 
   it('a SEMANTIC_HIT does not store a copy under its own key', async () => {
     const e = env();
-    await collect(withCache(() => of(jsonAnswer('a')), sem(e, 'c:py', PY)));
+    await collect(of(jsonAnswer('a')).pipe(withCache(sem(e, 'c:py', PY))));
     await settle();
     const setsBefore = e.store.sets.length;
-    await collect(withCache(() => of(jsonAnswer('b')), sem(e, 'c:java', JAVA)));
+    await collect(of(jsonAnswer('b')).pipe(withCache(sem(e, 'c:java', JAVA))));
     await settle();
     expect(e.store.sets.length).toBe(setsBefore);
   });
 
   it('matches only within the partition', async () => {
     const e = env();
-    await collect(withCache(() => of(jsonAnswer('a')), sem(e, 'c:py', PY, { partition: 'p:one' })));
+    await collect(of(jsonAnswer('a')).pipe(withCache(sem(e, 'c:py', PY, { partition: 'p:one' }))));
     await settle();
     const run = runner(() => of(jsonAnswer('b')));
-    const r = await collect(withCache(run, sem(e, 'c:py2', PY, { partition: 'p:two' })));
+    const r = await collect(defer(run).pipe(withCache(sem(e, 'c:py2', PY, { partition: 'p:two' }))));
     expect(statusOf(r.events[0])).toBe('MISS');
     expect(run).toHaveBeenCalledTimes(1);
   });
 
   it('respects the threshold', async () => {
     const e = env();
-    await collect(withCache(() => of(jsonAnswer('a')), sem(e, 'c:py', PY)));
+    await collect(of(jsonAnswer('a')).pipe(withCache(sem(e, 'c:py', PY))));
     await settle();
     const run = runner(() => of(jsonAnswer('b')));
-    const r = await collect(withCache(run, sem(e, 'c:java', JAVA, { threshold: 0.99 })));
+    const r = await collect(defer(run).pipe(withCache(sem(e, 'c:java', JAVA, { threshold: 0.99 }))));
     expect(statusOf(r.events[0])).toBe('MISS');
     expect(run).toHaveBeenCalledTimes(1);
   });
 
   it('a matched vector whose entry has expired from the store is a MISS', async () => {
     const e = env();
-    await collect(withCache(() => of(jsonAnswer('a')), sem(e, 'c:py', PY)));
+    await collect(of(jsonAnswer('a')).pipe(withCache(sem(e, 'c:py', PY))));
     await settle();
     e.store.data.delete('c:py');
     const run = runner(() => of(jsonAnswer('b')));
-    const r = await collect(withCache(run, sem(e, 'c:java', JAVA)));
+    const r = await collect(defer(run).pipe(withCache(sem(e, 'c:java', JAVA))));
     expect(statusOf(r.events[0])).toBe('MISS');
     expect(run).toHaveBeenCalledTimes(1);
   });
@@ -498,7 +498,7 @@ describe('withCache: semantic mode', () => {
       throw new GatewayError('upstream_invalid_response', 'no embedding');
     });
     const run = runner(() => of(jsonAnswer('a')));
-    const r = await collect(withCache(run, sem(e, 'c:py', PY)));
+    const r = await collect(defer(run).pipe(withCache(sem(e, 'c:py', PY))));
     expect(r.error).toBeUndefined();
     expect(statusOf(r.events[0])).toBe('MISS');
     expect(run).toHaveBeenCalledTimes(1);
@@ -511,20 +511,20 @@ describe('withCache: semantic mode', () => {
   it('without a prompt text it behaves as simple mode (no embed call)', async () => {
     const e = env();
     const run = runner(() => of(jsonAnswer('a')));
-    await collect(withCache(run, options(e, { mode: 'semantic', key: 'c:x' })));
+    await collect(defer(run).pipe(withCache(options(e, { mode: 'semantic', key: 'c:x' }))));
     await settle();
     expect(e.embed).not.toHaveBeenCalled();
     expect(e.vectors.size()).toBe(0);
-    const hit = await collect(withCache(run, options(e, { mode: 'semantic', key: 'c:x' })));
+    const hit = await collect(defer(run).pipe(withCache(options(e, { mode: 'semantic', key: 'c:x' }))));
     expect(statusOf(hit.events[0])).toBe('HIT');
   });
 
   it('REFRESH in semantic mode stores the vector too', async () => {
     const e = env();
-    await collect(withCache(() => of(jsonAnswer('fresh')), sem(e, 'c:py', PY, { forceRefresh: true })));
+    await collect(of(jsonAnswer('fresh')).pipe(withCache(sem(e, 'c:py', PY, { forceRefresh: true }))));
     await settle();
     expect(e.vectors.size()).toBe(1);
-    const r = await collect(withCache(() => of(jsonAnswer('other')), sem(e, 'c:java', JAVA)));
+    const r = await collect(of(jsonAnswer('other')).pipe(withCache(sem(e, 'c:java', JAVA))));
     expect(statusOf(r.events[0])).toBe('SEMANTIC_HIT');
   });
 });
@@ -536,8 +536,8 @@ describe('withCache: coalescing', () => {
     const e = env();
     const upstream = new Subject<GatewayEvent>();
     const run = runner(() => upstream);
-    const a = collect(withCache(run, options(e)));
-    const b = collect(withCache(run, options(e)));
+    const a = collect(defer(run).pipe(withCache(options(e))));
+    const b = collect(defer(run).pipe(withCache(options(e))));
     await settle();
     expect(run).toHaveBeenCalledTimes(1);
     expect(e.inflight.size).toBe(1);
@@ -560,11 +560,11 @@ describe('withCache: coalescing', () => {
     const e = env();
     const upstream = new Subject<GatewayEvent>();
     const run = runner(() => upstream);
-    const a = collect(withCache(run, options(e, { stream: true })));
+    const a = collect(defer(run).pipe(withCache(options(e, { stream: true }))));
     await settle();
     upstream.next({ type: 'stream-start', meta });
     upstream.next({ type: 'chunk', data: chunkData('Hel') });
-    const b = collect(withCache(run, options(e, { stream: true })));
+    const b = collect(defer(run).pipe(withCache(options(e, { stream: true }))));
     await settle();
     upstream.next({ type: 'chunk', data: chunkData('lo', 'stop') });
     upstream.complete();
@@ -577,8 +577,8 @@ describe('withCache: coalescing', () => {
   it('a stream request and a JSON request do not share a call', async () => {
     const e = env();
     const run = runner(() => new Subject<GatewayEvent>());
-    collect(withCache(run, options(e, { stream: true })));
-    collect(withCache(run, options(e, { stream: false })));
+    collect(defer(run).pipe(withCache(options(e, { stream: true }))));
+    collect(defer(run).pipe(withCache(options(e, { stream: false }))));
     await settle();
     expect(run).toHaveBeenCalledTimes(2);
   });
@@ -599,7 +599,7 @@ describe('withCache: coalescing', () => {
     );
     const subs: Subscription[] = [];
     const got: GatewayEvent[][] = [[], []];
-    for (const i of [0, 1]) subs.push(withCache(run, options(e)).subscribe((ev) => got[i]!.push(ev)));
+    for (const i of [0, 1]) subs.push(defer(run).pipe(withCache(options(e))).subscribe((ev) => got[i]!.push(ev)));
     await settle();
     expect(run).toHaveBeenCalledTimes(1);
     subs[0]!.unsubscribe();

@@ -1,4 +1,4 @@
-import { defer, type Observable } from 'rxjs';
+import { defer, of, type Observable } from 'rxjs';
 import type { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
@@ -288,6 +288,18 @@ describe('circuitBreaker', () => {
     });
     expect(store.status('a')).toBe('open');
     expect(store.status('b')).toBe('closed');
+  });
+
+  it('tells onRefused when the open circuit refuses, before the error travels down, and not otherwise', () => {
+    const store = new MemoryBreakerStore();
+    const policy = { failureThreshold: 1, cooldownMs: 5000 };
+    const seen: string[] = [];
+    const guarded = (src: Observable<string>) =>
+      src.pipe(circuitBreaker<string>({ store, id: 'r', policy, now: () => 0, onRefused: () => seen.push('refused') }));
+    guarded(of('a')).subscribe({ next: () => seen.push('next') });
+    store.onFailure('r', 0, policy);
+    guarded(of('b')).subscribe({ error: (e: GatewayError) => seen.push(e.code) });
+    expect(seen).toEqual(['next', 'refused', 'circuit_open']);
   });
 
   it('throws at build time for a failure_threshold below 1', () => {

@@ -4,7 +4,7 @@ import { coalesce } from '../../src/operators/coalesce.js';
 import { Flow } from '../../src/upstream/flow.js';
 import { newScheduler } from '../helpers/marbles.js';
 
-/** A start function that counts its calls and hands out `source`. */
+/** A start function that counts its calls and hands out `source` (the upstream call is `defer(start)`). */
 function starter<T>(source: Observable<T>) {
   const f = () => {
     f.calls++;
@@ -22,8 +22,8 @@ describe('coalesce', () => {
     s.run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold('--a--b--c|');
       start = starter(source);
-      expectObservable(coalesce(inflight, 'k', start)).toBe('--a--b--c|');
-      expectObservable(coalesce(inflight, 'k', start)).toBe('--a--b--c|');
+      expectObservable(defer(start).pipe(coalesce({ inflight, key: 'k' }))).toBe('--a--b--c|');
+      expectObservable(defer(start).pipe(coalesce({ inflight, key: 'k' }))).toBe('--a--b--c|');
       expectSubscriptions(source.subscriptions).toBe('^--------!');
     });
     expect(start.calls).toBe(1);
@@ -34,8 +34,8 @@ describe('coalesce', () => {
     const inflight = new Map<string, Observable<string>>();
     s.run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold('--a|');
-      expectObservable(coalesce(inflight, 'k1', () => source)).toBe('--a|');
-      expectObservable(coalesce(inflight, 'k2', () => source)).toBe('--a|');
+      expectObservable(source.pipe(coalesce({ inflight, key: 'k1' }))).toBe('--a|');
+      expectObservable(source.pipe(coalesce({ inflight, key: 'k2' }))).toBe('--a|');
       expectSubscriptions(source.subscriptions).toBe(['^--!', '^--!']);
     });
   });
@@ -45,9 +45,9 @@ describe('coalesce', () => {
     const inflight = new Map<string, Observable<string>>();
     s.run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold('--a-b------c|');
-      expectObservable(coalesce(inflight, 'k', () => source)).toBe('--a-b------c|');
+      expectObservable(source.pipe(coalesce({ inflight, key: 'k' }))).toBe('--a-b------c|');
       // joins at 6: a and b at once (a group takes 4 frames of the diagram), c live at 11
-      expectObservable(coalesce(inflight, 'k', () => source), '------^').toBe('------(ab)-c|');
+      expectObservable(source.pipe(coalesce({ inflight, key: 'k' })), '------^').toBe('------(ab)-c|');
       expectSubscriptions(source.subscriptions).toBe('^-----------!');
     });
   });
@@ -57,8 +57,8 @@ describe('coalesce', () => {
     const inflight = new Map<string, Observable<string>>();
     s.run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold('--a--b--c--d|');
-      expectObservable(coalesce(inflight, 'k', () => source), '^---!').toBe('--a-');
-      expectObservable(coalesce(inflight, 'k', () => source), '--^-----!').toBe('--a--b--');
+      expectObservable(source.pipe(coalesce({ inflight, key: 'k' })), '^---!').toBe('--a-');
+      expectObservable(source.pipe(coalesce({ inflight, key: 'k' })), '--^-----!').toBe('--a--b--');
       expectSubscriptions(source.subscriptions).toBe('^-------!');
     });
   });
@@ -68,8 +68,8 @@ describe('coalesce', () => {
     const inflight = new Map<string, Observable<string>>();
     s.run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold('--a--b--c|');
-      expectObservable(coalesce(inflight, 'k', () => source), '^---!').toBe('--a-');
-      expectObservable(coalesce(inflight, 'k', () => source)).toBe('--a--b--c|');
+      expectObservable(source.pipe(coalesce({ inflight, key: 'k' })), '^---!').toBe('--a-');
+      expectObservable(source.pipe(coalesce({ inflight, key: 'k' }))).toBe('--a--b--c|');
       expectSubscriptions(source.subscriptions).toBe('^--------!');
     });
   });
@@ -83,8 +83,8 @@ describe('coalesce', () => {
       const second = cold('--b|');
       const sources = [first, second];
       const start = () => sources[n++]!;
-      expectObservable(coalesce(inflight, 'k', start)).toBe('--a|');
-      expectObservable(coalesce(inflight, 'k', start), '-----^').toBe('-------b|');
+      expectObservable(defer(start).pipe(coalesce({ inflight, key: 'k' }))).toBe('--a|');
+      expectObservable(defer(start).pipe(coalesce({ inflight, key: 'k' })), '-----^').toBe('-------b|');
       expectSubscriptions(first.subscriptions).toBe('^--!');
       expectSubscriptions(second.subscriptions).toBe('-----^--!');
     });
@@ -100,8 +100,8 @@ describe('coalesce', () => {
       const ok = cold('--b|');
       const sources = [failing, ok];
       const start = () => sources[n++]!;
-      expectObservable(coalesce(inflight, 'k', start)).toBe('--#');
-      expectObservable(coalesce(inflight, 'k', start), '----^').toBe('------b|');
+      expectObservable(defer(start).pipe(coalesce({ inflight, key: 'k' }))).toBe('--#');
+      expectObservable(defer(start).pipe(coalesce({ inflight, key: 'k' })), '----^').toBe('------b|');
       expectSubscriptions(failing.subscriptions).toBe('^-!');
       expectSubscriptions(ok.subscriptions).toBe('----^--!');
     });
@@ -112,8 +112,8 @@ describe('coalesce', () => {
     const inflight = new Map<string, Observable<string>>();
     s.run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold('-a--b|');
-      expectObservable(coalesce(inflight, 'k', () => source), '^--!').toBe('-a-');
-      expectObservable(coalesce(inflight, 'k', () => source), '-----^').toBe('------a--b|');
+      expectObservable(source.pipe(coalesce({ inflight, key: 'k' })), '^--!').toBe('-a-');
+      expectObservable(source.pipe(coalesce({ inflight, key: 'k' })), '-----^').toBe('------a--b|');
       expectSubscriptions(source.subscriptions).toBe(['^--!', '-----^----!']);
     });
   });
@@ -126,9 +126,9 @@ describe('coalesce', () => {
       const completes = cold('---a|');
       const errors = cold('---#');
       const abandoned = cold('-----a|');
-      expectObservable(coalesce(inflight, 'done', () => completes)).toBe('---a|');
-      expectObservable(coalesce(inflight, 'err', () => errors)).toBe('---#');
-      expectObservable(coalesce(inflight, 'left', () => abandoned), '^-!').toBe('--');
+      expectObservable(completes.pipe(coalesce({ inflight, key: 'done' }))).toBe('---a|');
+      expectObservable(errors.pipe(coalesce({ inflight, key: 'err' }))).toBe('---#');
+      expectObservable(abandoned.pipe(coalesce({ inflight, key: 'left' })), '^-!').toBe('--');
       // Scheduled from frame 0, after the subscriptions, so each check runs after the sources' own
       // actions of the same frame.
       s.schedule(() => {
@@ -152,10 +152,10 @@ describe('coalesce', () => {
   it('starts the source lazily: nothing happens and nothing is registered before a subscription', () => {
     const inflight = new Map<string, Observable<number>>();
     let calls = 0;
-    const obs = coalesce(inflight, 'k', () => defer(() => {
+    const obs = defer(() => {
       calls++;
       return [1];
-    }));
+    }).pipe(coalesce({ inflight, key: 'k' }));
     expect(inflight.size).toBe(0);
     expect(calls).toBe(0);
     const got: number[] = [];
@@ -176,9 +176,9 @@ describe('coalesce with flow control (streams)', () => {
     starter.attach(body);
     const a: string[] = [];
     const b: string[] = [];
-    const subA = coalesce(inflight, 'k', () => upstream, starter).subscribe((v) => a.push(v));
+    const subA = upstream.pipe(coalesce({ inflight, key: 'k', flow: starter })).subscribe((v) => a.push(v));
     upstream.next('1');
-    const subB = coalesce(inflight, 'k', () => upstream, joiner).subscribe((v) => b.push(v));
+    const subB = upstream.pipe(coalesce({ inflight, key: 'k', flow: joiner })).subscribe((v) => b.push(v));
     expect(b).toEqual(['1']); // replayed
 
     starter.pause(); // A's socket is full; B still reads: the upstream is not paused

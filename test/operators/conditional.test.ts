@@ -8,7 +8,7 @@ describe('conditional', () => {
       const a = cold('-a|');
       const b = cold('--b|');
       const c = cold('-c|');
-      expectObservable(conditional(() => 1, [() => a, () => b, () => c])).toBe('--b|');
+      expectObservable(conditional({ children: [() => a, () => b, () => c], pick: () => 1 })()).toBe('--b|');
       expectSubscriptions(a.subscriptions).toBe([]);
       expectSubscriptions(b.subscriptions).toBe('^--!');
       expectSubscriptions(c.subscriptions).toBe([]);
@@ -26,10 +26,11 @@ describe('conditional', () => {
         built.push(i);
         return o;
       });
-      const routed = conditional(() => {
+      const pick = (): number => {
         picks++;
         return index;
-      }, children);
+      };
+      const routed = conditional({ children, pick })();
       expect(picks).toBe(0);
       expect(built).toEqual([]);
       expectObservable(routed).toBe('-a|');
@@ -46,7 +47,7 @@ describe('conditional', () => {
   it('unsubscribing reaches the chosen child', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a = cold('-----a|');
-      expectObservable(conditional(() => 0, [() => a]), '^--!').toBe('');
+      expectObservable(conditional({ children: [() => a], pick: () => 0 })(), '^--!').toBe('');
       expectSubscriptions(a.subscriptions).toBe('^--!');
     });
   });

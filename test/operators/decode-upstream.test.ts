@@ -68,7 +68,7 @@ describe('decodeUpstream', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       // A group `(..)` takes as many frames as it has characters: the time progressions line up.
       const source = cold<UpstreamMessage>('2ms r 9ms a 9ms b 9ms d 9ms |', upstream);
-      expectObservable(source.pipe(decodeUpstream(openai, streamReq, meta))).toBe('2ms (sr) 6ms a 9ms b 19ms |', out);
+      expectObservable(source.pipe(decodeUpstream({ provider: openai, request: streamReq, meta }))).toBe('2ms (sr) 6ms a 9ms b 19ms |', out);
       expectSubscriptions(source.subscriptions).toBe('^ 41ms !');
     });
   });
@@ -77,41 +77,41 @@ describe('decodeUpstream', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       // A usage-only chunk (hidden: the client asked for no usage) comes before any content.
       const source = cold<UpstreamMessage>('2ms u 9ms a 9ms d |', upstream);
-      expectObservable(source.pipe(decodeUpstream(openai, streamReq, meta))).toBe('2ms h 9ms (sa) 7ms |', out);
+      expectObservable(source.pipe(decodeUpstream({ provider: openai, request: streamReq, meta }))).toBe('2ms h 9ms (sa) 7ms |', out);
     });
   });
 
   it('sends stream-start once', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const source = cold<UpstreamMessage>('(ab)-a-(bd)|', upstream);
-      expectObservable(source.pipe(decodeUpstream(openai, streamReq, meta))).toBe('(sab)a-b---|', out);
+      expectObservable(source.pipe(decodeUpstream({ provider: openai, request: streamReq, meta }))).toBe('(sab)a-b---|', out);
     });
   });
 
   it('emits no stream-start for a stream that ends before any content', () => {
     newScheduler().run(({ cold, expectObservable }) => {
-      expectObservable(cold<UpstreamMessage>('--d--|', upstream).pipe(decodeUpstream(openai, streamReq, meta))).toBe('-----|', out);
+      expectObservable(cold<UpstreamMessage>('--d--|', upstream).pipe(decodeUpstream({ provider: openai, request: streamReq, meta }))).toBe('-----|', out);
     });
   });
 
   it('ignores events after [DONE]', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const source = cold<UpstreamMessage>('-a-d-b-x-|', upstream);
-      expectObservable(source.pipe(decodeUpstream(openai, streamReq, meta))).toBe('-(sa)----|', out);
+      expectObservable(source.pipe(decodeUpstream({ provider: openai, request: streamReq, meta }))).toBe('-(sa)----|', out);
     });
   });
 
   it('errors with stream_interrupted when the upstream ends without [DONE] (streamEnd errors propagate)', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const source = cold<UpstreamMessage>('1ms a 9ms b 9ms |', upstream);
-      expectObservable(source.pipe(decodeUpstream(openai, streamReq, meta))).toBe('1ms (sa) 6ms b 9ms #', out, gwError('stream_interrupted'));
+      expectObservable(source.pipe(decodeUpstream({ provider: openai, request: streamReq, meta }))).toBe('1ms (sa) 6ms b 9ms #', out, gwError('stream_interrupted'));
     });
   });
 
   it('errors on a mid-stream error event and unsubscribes the upstream', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold<UpstreamMessage>('1ms a 9ms x 9ms b 9ms d|', upstream);
-      expectObservable(source.pipe(decodeUpstream(openai, streamReq, meta))).toBe(
+      expectObservable(source.pipe(decodeUpstream({ provider: openai, request: streamReq, meta }))).toBe(
         '1ms (sa) 6ms #',
         out,
         expect.objectContaining({ code: 'upstream_error', message: 'overloaded', upstreamCode: 'server_busy', status: 502 }),
@@ -124,21 +124,21 @@ describe('decodeUpstream', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const cut = new GatewayError('stream_interrupted');
       const source = cold<UpstreamMessage>('1ms a 9ms #', upstream, cut);
-      expectObservable(source.pipe(decodeUpstream(openai, streamReq, meta))).toBe('1ms (sa) 6ms #', out, cut);
+      expectObservable(source.pipe(decodeUpstream({ provider: openai, request: streamReq, meta }))).toBe('1ms (sa) 6ms #', out, cut);
     });
   });
 
   it('maps a body to one json event with raw text, usage and passed-on headers', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const source = cold<UpstreamMessage>('---j|', upstream);
-      expectObservable(source.pipe(decodeUpstream(openai, jsonReq, meta))).toBe('---J|', out);
+      expectObservable(source.pipe(decodeUpstream({ provider: openai, request: jsonReq, meta }))).toBe('---J|', out);
     });
   });
 
   it('keeps the meta as given when no header is worth passing on', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const plain: UpstreamMessage = { type: 'body', status: 201, headers: { 'content-type': 'application/json' }, text: '{"ok":true}' };
-      expectObservable(cold<UpstreamMessage>('-p|', { p: plain }).pipe(decodeUpstream(openai, jsonReq, meta))).toBe('-P|', {
+      expectObservable(cold<UpstreamMessage>('-p|', { p: plain }).pipe(decodeUpstream({ provider: openai, request: jsonReq, meta }))).toBe('-P|', {
         P: { type: 'json', status: 201, body: { ok: true }, raw: '{"ok":true}', meta, usage: undefined },
       });
     });
@@ -147,7 +147,7 @@ describe('decodeUpstream', () => {
   it('errors with upstream_invalid_response for a body that is not JSON', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const bad: UpstreamMessage = { type: 'body', status: 200, headers: {}, text: '<html>' };
-      expectObservable(cold<UpstreamMessage>('-p|', { p: bad }).pipe(decodeUpstream(openai, jsonReq, meta))).toBe(
+      expectObservable(cold<UpstreamMessage>('-p|', { p: bad }).pipe(decodeUpstream({ provider: openai, request: jsonReq, meta }))).toBe(
         '-#',
         undefined,
         gwError('upstream_invalid_response'),
@@ -158,7 +158,7 @@ describe('decodeUpstream', () => {
   it('errors for a body on a stream request', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold<UpstreamMessage>('--j|', upstream);
-      expectObservable(source.pipe(decodeUpstream(openai, streamReq, meta))).toBe(
+      expectObservable(source.pipe(decodeUpstream({ provider: openai, request: streamReq, meta }))).toBe(
         '--#',
         undefined,
         expect.objectContaining({ code: 'upstream_invalid_response', message: 'The provider answered a stream request without a stream.' }),
@@ -169,7 +169,7 @@ describe('decodeUpstream', () => {
 
   it('starts a fresh stream state for each subscription', () => {
     newScheduler().run(({ cold, expectObservable }) => {
-      const decoded = cold<UpstreamMessage>('1ms a 9ms d |', upstream).pipe(decodeUpstream(openai, streamReq, meta));
+      const decoded = cold<UpstreamMessage>('1ms a 9ms d |', upstream).pipe(decodeUpstream({ provider: openai, request: streamReq, meta }));
       // Both subscribers see stream-start: `started` is per subscription.
       expectObservable(decoded).toBe('1ms (sa) 7ms |', out);
       expectObservable(decoded).toBe('1ms (sa) 7ms |', out);

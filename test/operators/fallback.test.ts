@@ -12,7 +12,7 @@ describe('fallback', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a = cold('--x|');
       const b = cold('--y|');
-      expectObservable(fallback([lazy(a), lazy(b)], always)).toBe('--x|');
+      expectObservable(fallback({ children: [lazy(a), lazy(b)], shouldFallBack: always })()).toBe('--x|');
       expectSubscriptions(a.subscriptions).toBe('^--!');
       expectSubscriptions(b.subscriptions).toBe([]);
     });
@@ -23,7 +23,7 @@ describe('fallback', () => {
       const a = cold('--#', undefined, upstream(503));
       const b = cold('  --#', undefined, new GatewayError('upstream_unreachable'));
       const c = cold('    ---z|');
-      expectObservable(fallback([lazy(a), lazy(b), lazy(c)], always)).toBe('-------z|');
+      expectObservable(fallback({ children: [lazy(a), lazy(b), lazy(c)], shouldFallBack: always })()).toBe('-------z|');
       expectSubscriptions(a.subscriptions).toBe('^-!');
       expectSubscriptions(b.subscriptions).toBe('--^-!');
       expectSubscriptions(c.subscriptions).toBe('----^---!');
@@ -36,7 +36,7 @@ describe('fallback', () => {
     const calls: [number, unknown][] = [];
     newScheduler().run(({ cold, expectObservable }) => {
       const children = [lazy(cold('-#', undefined, e0)), lazy(cold('-#', undefined, e1)), lazy(cold('-a|'))];
-      expectObservable(fallback(children, always, (i, e) => calls.push([i, e]))).toBe('---a|');
+      expectObservable(fallback({ children, shouldFallBack: always, onFallback: (i, e) => calls.push([i, e]) })()).toBe('---a|');
     });
     expect(calls).toEqual([
       [0, e0],
@@ -50,7 +50,7 @@ describe('fallback', () => {
       const a = cold('--#', undefined, e400);
       const b = cold('--y|');
       const only5xx = (e: unknown) => e instanceof GatewayError && e.status >= 500;
-      expectObservable(fallback([lazy(a), lazy(b)], only5xx)).toBe('--#', undefined, e400);
+      expectObservable(fallback({ children: [lazy(a), lazy(b)], shouldFallBack: only5xx })()).toBe('--#', undefined, e400);
       expectSubscriptions(b.subscriptions).toBe([]);
     });
   });
@@ -66,7 +66,7 @@ describe('fallback', () => {
         return (e as GatewayError).status >= 500;
       };
       const children = [lazy(cold('-#', undefined, e503)), lazy(cold('-#', undefined, e400)), lazy(c)];
-      expectObservable(fallback(children, decide)).toBe('--#', undefined, e400);
+      expectObservable(fallback({ children, shouldFallBack: decide })()).toBe('--#', undefined, e400);
       expectSubscriptions(c.subscriptions).toBe([]);
     });
     expect(seen).toEqual([e503, e400]);
@@ -78,7 +78,7 @@ describe('fallback', () => {
       const e1 = upstream(502);
       const e2 = new GatewayError('upstream_unreachable');
       const children = [e0, e1, e2].map((e) => lazy(cold('-#', undefined, e)));
-      expectObservable(fallback(children, always)).toBe('---#', undefined, e2);
+      expectObservable(fallback({ children, shouldFallBack: always })()).toBe('---#', undefined, e2);
     });
   });
 
@@ -86,7 +86,7 @@ describe('fallback', () => {
     let asked = 0;
     newScheduler().run(({ cold, expectObservable }) => {
       const e = upstream(503);
-      expectObservable(fallback([lazy(cold('-#', undefined, e))], () => (asked++, true))).toBe('-#', undefined, e);
+      expectObservable(fallback({ children: [lazy(cold('-#', undefined, e))], shouldFallBack: () => (asked++, true) })()).toBe('-#', undefined, e);
     });
     expect(asked).toBe(0);
   });
@@ -96,7 +96,7 @@ describe('fallback', () => {
       const err = new GatewayError('stream_interrupted');
       const a = cold('-x-#', undefined, err);
       const b = cold('-y|');
-      expectObservable(fallback([lazy(a), lazy(b)], always)).toBe('-x-#', undefined, err);
+      expectObservable(fallback({ children: [lazy(a), lazy(b)], shouldFallBack: always })()).toBe('-x-#', undefined, err);
       expectSubscriptions(a.subscriptions).toBe('^--!');
       expectSubscriptions(b.subscriptions).toBe([]);
     });
@@ -107,7 +107,7 @@ describe('fallback', () => {
       const a = cold('--#', undefined, upstream(503));
       const b = cold('  ------y|');
       const c = cold('-z|');
-      expectObservable(fallback([lazy(a), lazy(b), lazy(c)], always), '^----!').toBe('');
+      expectObservable(fallback({ children: [lazy(a), lazy(b), lazy(c)], shouldFallBack: always })(), '^----!').toBe('');
       expectSubscriptions(a.subscriptions).toBe('^-!');
       expectSubscriptions(b.subscriptions).toBe('--^--!');
       expectSubscriptions(c.subscriptions).toBe([]);
@@ -119,7 +119,7 @@ describe('fallback', () => {
       const sync = upstream(500);
       const b = cold('-----y|');
       const children = [() => throwError(() => sync), () => defer(() => { throw upstream(502); }), lazy(b)];
-      expectObservable(fallback(children, always), '^--!').toBe('');
+      expectObservable(fallback({ children, shouldFallBack: always })(), '^--!').toBe('');
       expectSubscriptions(b.subscriptions).toBe('^--!');
     });
   });
@@ -127,7 +127,7 @@ describe('fallback', () => {
   it('a synchronous failure followed by a success emits that success', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const b = cold('--y|');
-      expectObservable(fallback([() => throwError(() => upstream(503)), lazy(b)], always)).toBe('--y|');
+      expectObservable(fallback({ children: [() => throwError(() => upstream(503)), lazy(b)], shouldFallBack: always })()).toBe('--y|');
       expectSubscriptions(b.subscriptions).toBe('^--!');
     });
   });
@@ -139,7 +139,7 @@ describe('fallback', () => {
         built.push(i);
         return i === 1 ? cold('-a|') : cold('-#', undefined, upstream(503));
       });
-      const f = fallback(children, always);
+      const f = fallback({ children, shouldFallBack: always })();
       expect(built).toEqual([]);
       expectObservable(f).toBe('--a|');
       expectObservable(f, '10ms ^').toBe('12ms a|');
@@ -149,7 +149,7 @@ describe('fallback', () => {
 
   it('completes at once with no children', () => {
     newScheduler().run(({ expectObservable }) => {
-      expectObservable(fallback([], always)).toBe('|');
+      expectObservable(fallback({ children: [], shouldFallBack: always })()).toBe('|');
     });
   });
 });

@@ -56,7 +56,7 @@ describe('loadbalance', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a = cold('-a|');
       const b = cold('--b|');
-      expectObservable(loadbalance([child(() => a), child(() => b)], () => 0.9, noneEligible)).toBe('--b|');
+      expectObservable(loadbalance({ children: [child(() => a), child(() => b)], random: () => 0.9, noneEligible })()).toBe('--b|');
       expectSubscriptions(a.subscriptions).toBe([]);
       expectSubscriptions(b.subscriptions).toBe('^--!');
     });
@@ -66,7 +66,7 @@ describe('loadbalance', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a = cold('-a|');
       const b = cold('-b|');
-      const lb = loadbalance([child(() => a), child(() => b)], randoms(0.1, 0.9, 0.2), noneEligible);
+      const lb = loadbalance({ children: [child(() => a), child(() => b)], random: randoms(0.1, 0.9, 0.2), noneEligible })();
       expectObservable(lb).toBe('-a|');
       expectObservable(lb, '10ms ^').toBe('11ms b|');
       expectObservable(lb, '20ms ^').toBe('21ms a|');
@@ -79,7 +79,7 @@ describe('loadbalance', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a = cold('-a|');
       const b = cold('-b|');
-      const lb = loadbalance([child(() => a), child(() => b, 1, () => false)], () => 0.9, noneEligible);
+      const lb = loadbalance({ children: [child(() => a), child(() => b, 1, () => false)], random: () => 0.9, noneEligible })();
       expectObservable(lb).toBe('-a|');
       expectSubscriptions(a.subscriptions).toBe('^-!');
       expectSubscriptions(b.subscriptions).toBe([]);
@@ -87,7 +87,7 @@ describe('loadbalance', () => {
     // eligibility is read at each subscription
     let bUp = true;
     const picks: string[] = [];
-    const lb = loadbalance([child(() => of('a')), child(() => of('b'), 1, () => bUp)], () => 0.9, noneEligible);
+    const lb = loadbalance({ children: [child(() => of('a')), child(() => of('b'), 1, () => bUp)], random: () => 0.9, noneEligible })();
     lb.subscribe((v) => picks.push(v));
     bUp = false;
     lb.subscribe((v) => picks.push(v));
@@ -98,7 +98,7 @@ describe('loadbalance', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a = cold('-a|');
       const b = cold('-b|');
-      expectObservable(loadbalance([child(() => a, 0), child(() => b, 1)], () => 0, noneEligible)).toBe('-b|');
+      expectObservable(loadbalance({ children: [child(() => a, 0), child(() => b, 1)], random: () => 0, noneEligible })()).toBe('-b|');
       expectSubscriptions(a.subscriptions).toBe([]);
     });
   });
@@ -108,7 +108,7 @@ describe('loadbalance', () => {
       const a = cold('-a|');
       const b = cold('-b|');
       const err = new GatewayError('circuit_open', undefined, { headers: { 'retry-after': '7' } });
-      const lb = loadbalance([child(() => a, 1, () => false), child(() => b, 0)], () => 0.5, () => err);
+      const lb = loadbalance({ children: [child(() => a, 1, () => false), child(() => b, 0)], random: () => 0.5, noneEligible: () => err })();
       expectObservable(lb).toBe('#', undefined, err);
       expectSubscriptions(a.subscriptions).toBe([]);
       expectSubscriptions(b.subscriptions).toBe([]);
@@ -117,11 +117,7 @@ describe('loadbalance', () => {
 
   it('splits 10,000 picks by weight [1,2,7] within ±2 percentage points (seeded)', () => {
     const counts = [0, 0, 0];
-    const lb = loadbalance(
-      [0, 1, 2].map((i) => child(() => of(i), [1, 2, 7][i])),
-      mulberry32(20240601),
-      noneEligible,
-    );
+    const lb = loadbalance({ children: [0, 1, 2].map((i) => child(() => of(i), [1, 2, 7][i])), random: mulberry32(20240601), noneEligible })();
     for (let n = 0; n < 10_000; n++) lb.subscribe((i) => counts[i]!++);
     expect(counts.reduce((a, b) => a + b)).toBe(10_000);
     const shares = counts.map((c) => (c / 10_000) * 100);

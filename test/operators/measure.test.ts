@@ -1,10 +1,8 @@
 import { Subject, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import { measure } from '../../src/operators/measure.js';
+import { measure, type AttemptAccount, type UpstreamClock } from '../../src/operators/measure.js';
 import type { TargetLabels } from '../../src/metrics/telemetry.js';
-import { newContext } from '../../src/pipeline/context.js';
-import type { RequestOutcome } from '../../src/pipeline/outcome.js';
 import type { AnswerMeta, GatewayEvent } from '../../src/upstream/events.js';
 import { newScheduler } from '../helpers/marbles.js';
 import { recording } from '../helpers/telemetry.js';
@@ -14,16 +12,15 @@ const meta: AnswerMeta = { provider: 'openai', target: 'config.targets[0]', retr
 const usage = { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 };
 const e503 = new GatewayError('upstream_error', 'down', { status: 503 });
 
-/** A request's outcome: what measure records into. */
-const ctxOf = (): RequestOutcome =>
-  newContext('trace-1', { endpoint: 'chat', body: { model: 'm' }, stream: false, headers: {} }, 0, '/v1/chat/completions').outcome;
+/** A request's upstream clock and attempt account, as a fresh request starts them. */
+const ctxOf = (): UpstreamClock & AttemptAccount => ({ upstreamActive: 0, upstreamSince: 0, upstreamMs: 0 });
 
 function setup() {
   const s = newScheduler();
   const now = () => s.now();
   const { telemetry, calls, at } = recording(now);
   const ctx = ctxOf();
-  const measured = (src: Observable<GatewayEvent>) => src.pipe(measure(labels, telemetry, ctx, now));
+  const measured = (src: Observable<GatewayEvent>) => src.pipe(measure({ labels, telemetry, now, clock: ctx }));
   return { s, calls, at, ctx, measured };
 }
 
@@ -31,7 +28,7 @@ describe('measure', () => {
   it("keeps the attempt's latest usage for the ledger and drops a price made from an earlier one", () => {
     const ctx = ctxOf();
     const src = new Subject<GatewayEvent>();
-    src.pipe(measure(labels, recording().telemetry, ctx, () => 0, meta)).subscribe();
+    src.pipe(measure({ labels, telemetry: recording().telemetry, now: () => 0, clock: ctx, meta, account: ctx })).subscribe();
     src.next({ type: 'stream-start', meta });
     src.next({ type: 'chunk', data: '{}', usage });
     expect(ctx.spent).toEqual([{ meta, usage }]);
@@ -203,8 +200,8 @@ describe('measure', () => {
     const ctx = ctxOf();
     const json: GatewayEvent = { type: 'json', status: 200, body: {}, meta, usage };
     s.run(({ cold, expectObservable }) => {
-      expectObservable(cold<GatewayEvent>('10ms j |', { j: json }).pipe(measure(labels, telemetry, ctx, now))).toBe('10ms j |', { j: json });
-      expectObservable(cold<GatewayEvent>('10ms #', undefined, e503).pipe(measure(labels, telemetry, ctx, now))).toBe('10ms #', undefined, e503);
+      expectObservable(cold<GatewayEvent>('10ms j |', { j: json }).pipe(measure({ labels, telemetry, now, clock: ctx }))).toBe('10ms j |', { j: json });
+      expectObservable(cold<GatewayEvent>('10ms #', undefined, e503).pipe(measure({ labels, telemetry, now, clock: ctx }))).toBe('10ms #', undefined, e503);
     });
   });
 });

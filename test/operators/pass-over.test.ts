@@ -25,7 +25,7 @@ describe('fallback with pass-over', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a = cold('#', undefined, refusal('t0'));
       const b = cold('-b|');
-      expectObservable(fallback([lazy(a), lazy(b)], never, undefined, undefined, PASS)).toBe('-b|');
+      expectObservable(fallback({ children: [lazy(a), lazy(b)], shouldFallBack: never, passOver: PASS })()).toBe('-b|');
       expectSubscriptions(b.subscriptions).toBe('^-!');
     });
   });
@@ -35,13 +35,13 @@ describe('fallback with pass-over', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const a = cold('-#', undefined, real);
       const b = cold('#', undefined, refusal('t1'));
-      expectObservable(fallback([lazy(a), lazy(b)], () => true, undefined, undefined, PASS)).toBe('-#', undefined, real);
+      expectObservable(fallback({ children: [lazy(a), lazy(b)], shouldFallBack: () => true, passOver: PASS })()).toBe('-#', undefined, real);
     });
   });
 
   it('every child passed over: one 400 naming each target and the fields', () => {
     const errors: unknown[] = [];
-    fallback([lazy(cold0('t0', 'n')), lazy(cold0('t1', 'logprobs'))], never, undefined, undefined, PASS).subscribe({ error: (e) => errors.push(e) });
+    fallback({ children: [lazy(cold0('t0', 'n')), lazy(cold0('t1', 'logprobs'))], shouldFallBack: never, passOver: PASS })().subscribe({ error: (e) => errors.push(e) });
     const e = errors[0] as TargetCannotServe;
     expect(e).toBeInstanceOf(TargetCannotServe);
     expect(e.status).toBe(400);
@@ -53,7 +53,7 @@ describe('fallback with pass-over', () => {
   it('without pass-over a refusal is an error like any other (shouldFallBack decides)', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const r = refusal('t0');
-      expectObservable(fallback([lazy(cold('#', undefined, r)), lazy(cold('-b|'))], never)).toBe('#', undefined, r);
+      expectObservable(fallback({ children: [lazy(cold('#', undefined, r)), lazy(cold('-b|'))], shouldFallBack: never })()).toBe('#', undefined, r);
     });
   });
 });
@@ -71,7 +71,7 @@ describe('loadbalance with pass-over', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a = cold('#', undefined, refusal('t0'));
       const b = cold('-b|');
-      expectObservable(loadbalance([child(() => a), child(() => b)], () => 0, noneEligible, undefined, PASS)).toBe('-b|');
+      expectObservable(loadbalance({ children: [child(() => a), child(() => b)], random: () => 0, noneEligible, passOver: PASS })()).toBe('-b|');
       expectSubscriptions(a.subscriptions).toBe('(^!)');
       expectSubscriptions(b.subscriptions).toBe('^-!');
     });
@@ -82,7 +82,7 @@ describe('loadbalance with pass-over', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const a = cold('-#', undefined, real);
       const b = cold('-b|');
-      expectObservable(loadbalance([child(() => a), child(() => b)], () => 0, noneEligible, undefined, PASS)).toBe('-#', undefined, real);
+      expectObservable(loadbalance({ children: [child(() => a), child(() => b)], random: () => 0, noneEligible, passOver: PASS })()).toBe('-#', undefined, real);
       expectSubscriptions(b.subscriptions).toBe([]);
     });
   });
@@ -92,7 +92,7 @@ describe('loadbalance with pass-over', () => {
       const r0 = refusal('t0');
       const r1 = refusal('t1');
       const z = cold('-z|');
-      const lb = loadbalance([child(() => cold('#', undefined, r0)), child(() => cold('#', undefined, r1)), child(() => z, 0)], () => 0, noneEligible, undefined, PASS);
+      const lb = loadbalance({ children: [child(() => cold('#', undefined, r0)), child(() => cold('#', undefined, r1)), child(() => z, 0)], random: () => 0, noneEligible, passOver: PASS })();
       expectObservable(lb).toBe('#', undefined, noTargetCanServe([r0, r1]));
       expectSubscriptions(z.subscriptions).toBe([]);
     });
@@ -100,7 +100,7 @@ describe('loadbalance with pass-over', () => {
 
   it('the rest refused and one is left out only by its open circuit → noneEligible (it may serve later)', () => {
     newScheduler().run(({ cold, expectObservable }) => {
-      const lb = loadbalance([child(() => cold('#', undefined, refusal('t0'))), child(() => cold('-b|'), 1, () => false)], () => 0, noneEligible, undefined, PASS);
+      const lb = loadbalance({ children: [child(() => cold('#', undefined, refusal('t0'))), child(() => cold('-b|'), 1, () => false)], random: () => 0, noneEligible, passOver: PASS })();
       expectObservable(lb).toBe('#', undefined, noneEligible());
     });
   });

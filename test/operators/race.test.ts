@@ -12,7 +12,7 @@ describe('race (staggered hedge)', () => {
       const c1 = cold('   ----------b|');
       const c2 = cold('      ------c|');
       // nobody emits before 13: all three have started (0, 3, 6); c2 emits first at 12
-      expectObservable(race([() => c0, () => c1, () => c2], 3, s)).toBe('------------c|');
+      expectObservable(race({ children: [() => c0, () => c1, () => c2], hedgeAfterMs: 3, scheduler: s })()).toBe('------------c|');
       expectSubscriptions(c0.subscriptions).toBe('^-----------!');
       expectSubscriptions(c1.subscriptions).toBe('---^--------!');
       expectSubscriptions(c2.subscriptions).toBe('------^------!');
@@ -26,7 +26,7 @@ describe('race (staggered hedge)', () => {
       const c0 = cold('----------a|');
       const c1 = cold('   -----b-b|');
       const c2 = cold('      -----c|');
-      expectObservable(race([() => c0, () => c1, () => c2], 3, s, (i) => losers.push(i))).toBe('--------b-b|');
+      expectObservable(race({ children: [() => c0, () => c1, () => c2], hedgeAfterMs: 3, scheduler: s, onLoser: (i) => losers.push(i) })()).toBe('--------b-b|');
       expectSubscriptions(c0.subscriptions).toBe('^-------!');
       expectSubscriptions(c1.subscriptions).toBe('---^-------!');
       expectSubscriptions(c2.subscriptions).toBe('------^-!');
@@ -39,7 +39,7 @@ describe('race (staggered hedge)', () => {
     s.run(({ cold, expectObservable, expectSubscriptions }) => {
       const c0 = cold('--a|');
       const c1 = cold('-b|');
-      expectObservable(race([() => c0, () => c1], 3, s)).toBe('--a|');
+      expectObservable(race({ children: [() => c0, () => c1], hedgeAfterMs: 3, scheduler: s })()).toBe('--a|');
       expectSubscriptions(c0.subscriptions).toBe('^--!');
       expectSubscriptions(c1.subscriptions).toBe([]);
     });
@@ -52,7 +52,7 @@ describe('race (staggered hedge)', () => {
       const c1 = cold(' --b|');
       const c2 = cold('-c|');
       // hedge is 5 ms, but c1 starts at 1, when c0 fails
-      expectObservable(race([() => c0, () => c1, () => c2], 5, s)).toBe('---b|');
+      expectObservable(race({ children: [() => c0, () => c1, () => c2], hedgeAfterMs: 5, scheduler: s })()).toBe('---b|');
       expectSubscriptions(c0.subscriptions).toBe('^!');
       expectSubscriptions(c1.subscriptions).toBe('-^--!');
       expectSubscriptions(c2.subscriptions).toBe([]);
@@ -65,7 +65,7 @@ describe('race (staggered hedge)', () => {
       const c0 = cold('-------a|');
       const c1 = cold('   -#', undefined, upstream(500));
       const c2 = cold('      -----c|');
-      expectObservable(race([() => c0, () => c1, () => c2], 3, s)).toBe('-------a|');
+      expectObservable(race({ children: [() => c0, () => c1, () => c2], hedgeAfterMs: 3, scheduler: s })()).toBe('-------a|');
       expectSubscriptions(c0.subscriptions).toBe('^-------!');
       expectSubscriptions(c1.subscriptions).toBe('---^!');
       // started on the hedge schedule (3 ms after c1), not when c1 failed at 4
@@ -78,7 +78,7 @@ describe('race (staggered hedge)', () => {
     s.run(({ cold, expectObservable, expectSubscriptions }) => {
       const c1 = cold('--b|');
       const c2 = cold('-c|');
-      expectObservable(race([() => throwError(() => upstream(502)), () => c1, () => c2], 5, s)).toBe('--b|');
+      expectObservable(race({ children: [() => throwError(() => upstream(502)), () => c1, () => c2], hedgeAfterMs: 5, scheduler: s })()).toBe('--b|');
       expectSubscriptions(c1.subscriptions).toBe('^--!');
       expectSubscriptions(c2.subscriptions).toBe([]);
     });
@@ -91,7 +91,7 @@ describe('race (staggered hedge)', () => {
       const e1 = upstream(503);
       const c0 = cold('-#', undefined, e0);
       const c1 = cold(' --#', undefined, e1);
-      expectObservable(race([() => c0, () => c1], 10, s)).toBe('---#', undefined, e1);
+      expectObservable(race({ children: [() => c0, () => c1], hedgeAfterMs: 10, scheduler: s })()).toBe('---#', undefined, e1);
     });
   });
 
@@ -102,7 +102,7 @@ describe('race (staggered hedge)', () => {
       const e1 = upstream(503);
       const c0 = cold('-----#', undefined, e0);
       const c1 = cold('  -#', undefined, e1);
-      expectObservable(race([() => c0, () => c1], 2, s)).toBe('-----#', undefined, e0);
+      expectObservable(race({ children: [() => c0, () => c1], hedgeAfterMs: 2, scheduler: s })()).toBe('-----#', undefined, e0);
     });
   });
 
@@ -112,7 +112,7 @@ describe('race (staggered hedge)', () => {
       const err = new GatewayError('stream_interrupted');
       const c0 = cold('-a-#', undefined, err);
       const c1 = cold('-b|');
-      expectObservable(race([() => c0, () => c1], 2, s)).toBe('-a-#', undefined, err);
+      expectObservable(race({ children: [() => c0, () => c1], hedgeAfterMs: 2, scheduler: s })()).toBe('-a-#', undefined, err);
       expectSubscriptions(c1.subscriptions).toBe([]);
     });
   });
@@ -124,7 +124,7 @@ describe('race (staggered hedge)', () => {
       const c1 = cold('  --------b|');
       const c2 = cold('    ------c|');
       const c3 = cold('-d|');
-      expectObservable(race([() => c0, () => c1, () => c2, () => c3], 2, s), '^----!').toBe('');
+      expectObservable(race({ children: [() => c0, () => c1, () => c2, () => c3], hedgeAfterMs: 2, scheduler: s })(), '^----!').toBe('');
       expectSubscriptions(c0.subscriptions).toBe('^----!');
       expectSubscriptions(c1.subscriptions).toBe('--^--!');
       expectSubscriptions(c2.subscriptions).toBe('----^!');
@@ -138,7 +138,7 @@ describe('race (staggered hedge)', () => {
       const c0 = cold('---a|');
       const c1 = cold('-b|');
       const c2 = cold('--c|');
-      expectObservable(race([() => c0, () => c1, () => c2], 0, s)).toBe('-b|');
+      expectObservable(race({ children: [() => c0, () => c1, () => c2], hedgeAfterMs: 0, scheduler: s })()).toBe('-b|');
       expectSubscriptions(c0.subscriptions).toBe('^!');
       expectSubscriptions(c1.subscriptions).toBe('^-!');
       expectSubscriptions(c2.subscriptions).toBe('^!');
@@ -153,7 +153,7 @@ describe('race (staggered hedge)', () => {
         built.push(i);
         return cold('--x|');
       });
-      const r = race(contenders, 5, s);
+      const r = race({ children: contenders, hedgeAfterMs: 5, scheduler: s })();
       expect(built).toEqual([]);
       expectObservable(r).toBe('--x|');
       expectObservable(r, '10ms ^').toBe('12ms x|');
@@ -164,7 +164,7 @@ describe('race (staggered hedge)', () => {
   it('completes at once with no contenders', () => {
     const s = newScheduler();
     s.run(({ expectObservable }) => {
-      expectObservable(race([], 5, s)).toBe('|');
+      expectObservable(race({ children: [], hedgeAfterMs: 5, scheduler: s })()).toBe('|');
     });
   });
 });

@@ -108,7 +108,7 @@ describe('strictOpenAI', () => {
   it('a JSON answer: body filtered, raw text dropped (it would be sent verbatim)', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const src = cold<GatewayEvent>('a|', { a: { type: 'json', status: 200, body: COMPLETION, raw: JSON.stringify(COMPLETION), meta } });
-      expectObservable(src.pipe(strictOpenAI('chat', false))).toBe('a|', { a: { type: 'json', status: 200, body: STRICT_COMPLETION, meta } });
+      expectObservable(src.pipe(strictOpenAI({ endpoint: 'chat', stream: false }))).toBe('a|', { a: { type: 'json', status: 200, body: STRICT_COMPLETION, meta } });
     });
   });
 
@@ -117,7 +117,7 @@ describe('strictOpenAI', () => {
     const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
     newScheduler().run(({ cold, expectObservable }) => {
       const src = cold<GatewayEvent>('s-a-b-#', { s: { type: 'stream-start', meta }, a: { type: 'chunk', data: raw, usage }, b: { type: 'chunk', data: '', usage } }, upstreamError(502));
-      expectObservable(src.pipe(strictOpenAI('chat', true))).toBe(
+      expectObservable(src.pipe(strictOpenAI({ endpoint: 'chat', stream: true }))).toBe(
         's-a-b-#',
         {
           s: { type: 'stream-start', meta },

@@ -23,7 +23,7 @@ describe('attemptTimeout', () => {
   it('errors with request_timeout (408, timeout_error) when the first value is late, and unsubscribes the source', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold('150ms a|');
-      expectObservable(source.pipe(attemptTimeout(100, undefined))).toBe('100ms #', undefined, timeoutError('The request timed out after 100 ms.'));
+      expectObservable(source.pipe(attemptTimeout({ firstMs: 100 }))).toBe('100ms #', undefined, timeoutError('The request timed out after 100 ms.'));
       expectSubscriptions(source.subscriptions).toBe('^ 99ms !');
     });
   });
@@ -31,7 +31,7 @@ describe('attemptTimeout', () => {
   it('throws an actual GatewayError instance', () => {
     let err: unknown;
     newScheduler().run(({ cold }) => {
-      cold('150ms a|').pipe(attemptTimeout(100, undefined)).subscribe({ error: (e) => (err = e) });
+      cold('150ms a|').pipe(attemptTimeout({ firstMs: 100 })).subscribe({ error: (e) => (err = e) });
     });
     expect(err).toBeInstanceOf(GatewayError);
     expect((err as GatewayError).toBody('t')).toEqual({
@@ -43,7 +43,7 @@ describe('attemptTimeout', () => {
   it('lets a first value that is on time through, and completes with the source', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold('99ms a 50ms b|');
-      expectObservable(source.pipe(attemptTimeout(100, undefined))).toBe('99ms a 50ms b|');
+      expectObservable(source.pipe(attemptTimeout({ firstMs: 100 }))).toBe('99ms a 50ms b|');
       expectSubscriptions(source.subscriptions).toBe('^ 150ms !');
     });
   });
@@ -51,7 +51,7 @@ describe('attemptTimeout', () => {
   it('does not limit the gaps after the first value when there is no idle limit', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const source = cold('10ms a 500ms b 1000ms c|');
-      expectObservable(source.pipe(attemptTimeout(100, undefined))).toBe('10ms a 500ms b 1000ms c|');
+      expectObservable(source.pipe(attemptTimeout({ firstMs: 100 }))).toBe('10ms a 500ms b 1000ms c|');
     });
   });
 
@@ -59,7 +59,7 @@ describe('attemptTimeout', () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       // a at 10, b at 31 (20 ms idle: fine), c would come 41 ms after b: the idle limit of 30 elapses at 61.
       const source = cold('10ms a 20ms b 40ms c|');
-      expectObservable(source.pipe(attemptTimeout(100, 30))).toBe(
+      expectObservable(source.pipe(attemptTimeout({ firstMs: 100, idleMs: 30 }))).toBe(
         '10ms a 20ms b 29ms #',
         undefined,
         idleError('The stream was idle for more than 30 ms.'),
@@ -72,27 +72,27 @@ describe('attemptTimeout', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       // The first chunk after 80 ms is fine under request_timeout 100 even though the idle limit is 30.
       const source = cold('80ms a 29ms b 29ms c|');
-      expectObservable(source.pipe(attemptTimeout(100, 30))).toBe('80ms a 29ms b 29ms c|');
+      expectObservable(source.pipe(attemptTimeout({ firstMs: 100, idleMs: 30 }))).toBe('80ms a 29ms b 29ms c|');
     });
   });
 
   it('bounds the first chunk by the idle limit when there is no request_timeout (504 upstream_timeout, not 408)', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const source = cold('50ms a|');
-      expectObservable(source.pipe(attemptTimeout(undefined, 30))).toBe('30ms #', undefined, idleError('The provider sent no chunk within 30 ms.'));
+      expectObservable(source.pipe(attemptTimeout({ idleMs: 30 }))).toBe('30ms #', undefined, idleError('The provider sent no chunk within 30 ms.'));
     });
   });
 
   it('does not time out a source that completes without a value in time', () => {
     newScheduler().run(({ cold, expectObservable }) => {
-      expectObservable(cold('20ms |').pipe(attemptTimeout(100, 30))).toBe('20ms |');
+      expectObservable(cold('20ms |').pipe(attemptTimeout({ firstMs: 100, idleMs: 30 }))).toBe('20ms |');
     });
   });
 
   it('passes a source error through unchanged', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const boom = new GatewayError('upstream_unreachable');
-      expectObservable(cold('20ms #', undefined, boom).pipe(attemptTimeout(100, 30))).toBe('20ms #', undefined, boom);
+      expectObservable(cold('20ms #', undefined, boom).pipe(attemptTimeout({ firstMs: 100, idleMs: 30 }))).toBe('20ms #', undefined, boom);
     });
   });
 
@@ -100,18 +100,18 @@ describe('attemptTimeout', () => {
     const ts = newScheduler();
     ts.run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold('150ms a|');
-      expectObservable(source.pipe(attemptTimeout(100, undefined, ts))).toBe('100ms #', undefined, timeoutError('The request timed out after 100 ms.'));
+      expectObservable(source.pipe(attemptTimeout({ firstMs: 100, scheduler: ts }))).toBe('100ms #', undefined, timeoutError('The request timed out after 100 ms.'));
       expectSubscriptions(source.subscriptions).toBe('^ 99ms !');
     });
   });
 
   it('is the identity when no limit is set', () => {
     const src = of(1);
-    expect(attemptTimeout(undefined, undefined)(src)).toBe(src);
+    expect(attemptTimeout({})(src)).toBe(src);
   });
 
   it.each([0, -5, Number.NaN, Number.POSITIVE_INFINITY])('refuses request_timeout %s when built', (ms) => {
-    expect(() => attemptTimeout(ms, undefined)).toThrow(/request_timeout must be > 0/);
+    expect(() => attemptTimeout({ firstMs: ms })).toThrow(/request_timeout must be > 0/);
   });
 });
 
@@ -124,7 +124,7 @@ describe('attemptTimeout with a flow (the client can hold the stream back)', () 
       const source = cold('10ms a 500ms b|');
       asyncScheduler.schedule(() => flow.pause(), 20);
       asyncScheduler.schedule(() => flow.resume(), 120);
-      expectObservable(source.pipe(attemptTimeout(100, 30, undefined, flow))).toBe(
+      expectObservable(source.pipe(attemptTimeout({ firstMs: 100, idleMs: 30, flow }))).toBe(
         '10ms a 139ms #',
         undefined,
         idleError('The stream was idle for more than 30 ms.'),
@@ -135,8 +135,8 @@ describe('attemptTimeout with a flow (the client can hold the stream back)', () 
   it('still bounds the first chunk and the gaps while the flow is not paused', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const flow = new Flow();
-      expectObservable(cold('150ms a|').pipe(attemptTimeout(100, 30, undefined, flow))).toBe('100ms #', undefined, timeoutError('The request timed out after 100 ms.'));
-      expectObservable(cold('10ms a 20ms b 40ms c|').pipe(attemptTimeout(100, 30, undefined, flow))).toBe(
+      expectObservable(cold('150ms a|').pipe(attemptTimeout({ firstMs: 100, idleMs: 30, flow }))).toBe('100ms #', undefined, timeoutError('The request timed out after 100 ms.'));
+      expectObservable(cold('10ms a 20ms b 40ms c|').pipe(attemptTimeout({ firstMs: 100, idleMs: 30, flow }))).toBe(
         '10ms a 20ms b 29ms #',
         undefined,
         idleError('The stream was idle for more than 30 ms.'),
