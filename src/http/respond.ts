@@ -98,7 +98,7 @@ export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs:
           res.writeHead(200, framing.streamHeaders);
           return;
         case 'chunk':
-          if (ev.data !== '' && !res.write(ev.comment ? framing.comment(ev.data) : framing.chunk(ev.data))) hold();
+          if (ev.data !== '' && !res.write(ev.comment ? framing.comment(ev.data) : framing.chunk(ev.data, ev.event))) hold();
           return;
       }
     },

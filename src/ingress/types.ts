@@ -17,8 +17,8 @@ export interface Framing {
   json(ev: Extract<GatewayEvent, { type: 'json' }>): string;
   /** The headers of a stream answer. */
   readonly streamHeaders: Readonly<Record<string, string>>;
-  /** One chunk of a stream (the event's JSON text). */
-  chunk(data: string): string;
+  /** One chunk of a stream (the event's JSON text; its event name, for formats whose streams name events). */
+  chunk(data: string, event?: string): string;
   /** A line clients ignore (a stream's closing hook results). */
   comment(text: string): string;
   /** What ends a stream that completed. */

@@ -10,6 +10,8 @@ const OPERATION: Record<Endpoint, string> = {
   completions: 'text_completion',
   embeddings: 'embeddings',
   models: 'models',
+  responses: 'chat',
+  messages: 'chat',
 };
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];

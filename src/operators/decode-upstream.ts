@@ -44,7 +44,13 @@ export function decodeUpstream(o: DecodeUpstreamOptions): OperatorFunction<Upstr
           const upstreamHeaders = headers && passOn(headers);
           subscriber.next({ type: 'stream-start', meta: upstreamHeaders ? { ...meta, upstreamHeaders } : meta });
         }
-        subscriber.next(c.usage ? { type: 'chunk', data: c.data, usage: c.usage } : { type: 'chunk', data: c.data });
+        subscriber.next(
+          c.event !== undefined
+            ? { type: 'chunk', data: c.data, usage: c.usage, event: c.event }
+            : c.usage
+              ? { type: 'chunk', data: c.data, usage: c.usage }
+              : { type: 'chunk', data: c.data },
+        );
       };
       return source.subscribe({
         next(m) {

@@ -1,4 +1,4 @@
-import { map, type MonoTypeOperatorFunction } from 'rxjs';
+import { identity, map, type MonoTypeOperatorFunction } from 'rxjs';
 import type { Endpoint } from '../providers/types.js';
 import type { GatewayEvent } from '../upstream/events.js';
 
@@ -102,8 +102,11 @@ export function keepAllowed(value: unknown, rule: Allow): unknown {
   return out;
 }
 
-/** The allow-list of an answer to `endpoint` (a stream's chunks, or its JSON body). */
-export function shapeFor(endpoint: Endpoint, stream: boolean): Allow {
+/**
+ * The allow-list of an answer to `endpoint` (a stream's chunks, or its JSON body); undefined for a
+ * front door whose answers are not OpenAI's chat-era shapes (responses, messages): nothing to strip.
+ */
+export function shapeFor(endpoint: Endpoint, stream: boolean): Allow | undefined {
   switch (endpoint) {
     case 'chat':
       return stream ? OPENAI_SHAPES['chat.completion.chunk'] : OPENAI_SHAPES['chat.completion'];
@@ -113,6 +116,9 @@ export function shapeFor(endpoint: Endpoint, stream: boolean): Allow {
       return OPENAI_SHAPES.embeddings;
     case 'models':
       return OPENAI_SHAPES.models;
+    case 'responses':
+    case 'messages':
+      return undefined;
   }
 }
 
@@ -129,6 +135,7 @@ export interface StrictOpenAIOptions {
 
 export function strictOpenAI(o: StrictOpenAIOptions): MonoTypeOperatorFunction<GatewayEvent> {
   const rule = shapeFor(o.endpoint, o.stream);
+  if (rule === undefined) return identity;
   return map((ev) => {
     if (ev.type === 'json') {
       const body = keepAllowed(ev.body, rule);
@@ -143,7 +150,7 @@ export function strictOpenAI(o: StrictOpenAIOptions): MonoTypeOperatorFunction<G
         return ev; // not JSON: nothing of ours to strip (the provider layer has already vetted it)
       }
       const data = JSON.stringify(keepAllowed(parsed, rule));
-      return ev.usage ? { type: 'chunk', data, usage: ev.usage } : { type: 'chunk', data };
+      return { ...ev, data };
     }
     return ev;
   });

@@ -47,8 +47,8 @@ export function targetLabels(node: TargetNode, endpoint: Endpoint): TargetLabels
 export function callTarget(node: TargetNode, ctx: RequestContext, deps: PipelineDeps): Observable<GatewayEvent> {
   let retryNumber = 0;
   return defer(() => {
-    const provider = deps.registry.get(node.target.provider);
     let req = requestFor(node, ctx);
+    const provider = deps.registry.serving(deps.registry.get(node.target.provider), req.endpoint);
     const ranges = provider.descriptor.ranges;
     const mapped = ranges && req.body ? mapRanges(ranges, req.body) : undefined;
     if (mapped) req = { ...req, body: mapped.body };

@@ -5,14 +5,18 @@ import { openAICompatible } from './openai-compatible/index.js';
 import { azureAI, azureOpenAI } from './azure/index.js';
 import { bedrock } from './bedrock/index.js';
 import { vertexAI } from './vertex-ai/index.js';
-import type { Provider, Target } from './types.js';
+import { BRIDGES, viaChat, type ChatBridge } from './bridges/index.js';
+import type { Endpoint, Provider, Target } from './types.js';
 
 /** Providers by id and alias, and the base URL each target resolves to. */
 export class ProviderRegistry {
   private readonly byName = new Map<string, Provider>();
   private readonly baseUrlOverrideMap: Map<string, string>;
+  private readonly bridges: Map<Endpoint, ChatBridge>;
+  private readonly bridged = new Map<Provider, Map<Endpoint, Provider>>();
 
-  constructor(providers: readonly Provider[], baseUrlOverrides: Record<string, string> = {}) {
+  constructor(providers: readonly Provider[], baseUrlOverrides: Record<string, string> = {}, bridges: readonly ChatBridge[] = BRIDGES) {
+    this.bridges = new Map(bridges.map((b) => [b.endpoint, b]));
     for (const p of providers) {
       this.byName.set(p.descriptor.id, p);
       for (const a of p.descriptor.aliases ?? []) this.byName.set(a, p);
@@ -35,6 +39,22 @@ export class ProviderRegistry {
   get(name: string, param = 'provider'): Provider {
     const p = this.find(name);
     if (!p) throw new GatewayError('unknown_provider', `Unknown provider "${name}". Known providers: ${this.ids().join(', ')}.`, { param });
+    return p;
+  }
+
+  /**
+   * The provider as it serves `endpoint`: itself when its descriptor has a path for it, else through
+   * the endpoint's chat bridge when there is one (made once per provider and endpoint), else itself
+   * (whose translation then refuses the request).
+   */
+  serving(provider: Provider, endpoint: Endpoint): Provider {
+    if (provider.descriptor.paths[endpoint] !== undefined) return provider;
+    const bridge = this.bridges.get(endpoint);
+    if (!bridge) return provider;
+    let byEndpoint = this.bridged.get(provider);
+    if (!byEndpoint) this.bridged.set(provider, (byEndpoint = new Map()));
+    let p = byEndpoint.get(endpoint);
+    if (!p) byEndpoint.set(endpoint, (p = viaChat(provider, bridge) as Provider));
     return p;
   }
 

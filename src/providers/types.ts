@@ -70,6 +70,8 @@ export interface PrepareContext {
 export interface StreamChunk {
   data: string;
   usage?: Usage;
+  /** The SSE event name the client's framing writes before it, for formats whose streams name events. */
+  event?: string;
 }
 
 export interface StreamStep<S> {

@@ -30,5 +30,5 @@ export interface AnswerMeta {
 export type GatewayEvent =
   | { type: 'json'; status: number; body: unknown; raw?: string; meta: AnswerMeta; usage?: Usage }
   | { type: 'stream-start'; meta: AnswerMeta }
-  /** `comment`: written as an SSE comment line (`: data`) that clients ignore (a stream's closing `hook_results`). */
-  | { type: 'chunk'; data: string; usage?: Usage; comment?: true };
+  /** `event`: the SSE event name, for front doors whose streams name events (written by their framing). `comment`: written as an SSE comment line (`: data`) that clients ignore (a stream's closing `hook_results`). */
+  | { type: 'chunk'; data: string; usage?: Usage; comment?: true; event?: string };

@@ -14,6 +14,9 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
 export const sseData = (json: string): string =>
   `data: ${json.includes('\n') || json.includes('\r') ? json.replace(/\r\n|\r|\n/g, ' ') : json}\n\n`;
 
+/** A named event (`event:` then `data:`), for front doors whose streams name each event (Anthropic's, the Responses API). */
+export const sseEvent = (json: string, event: string): string => `event: ${event}\n${sseData(json)}`;
+
 export const SSE_DONE = 'data: [DONE]\n\n';
 
 /** A named error event: OpenAI's SDK treats `event: error` (and a data object with `error`) as a failure. */

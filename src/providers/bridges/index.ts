@@ -1,0 +1,6 @@
+import type { ChatBridge } from './bridge.js';
+
+export { viaChat, type ChatBridge } from './bridge.js';
+
+/** The front doors a provider may not serve itself, each reached through chat completions. */
+export const BRIDGES: readonly ChatBridge[] = [];
