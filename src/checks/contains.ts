@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { byOperator, operator } from './params.js';
 import { phaseText } from './text.js';
-import { DATA_JSON, type CheckDef, type CheckOutcome } from './types.js';
+import type { CheckDef, CheckOutcome } from './types.js';
 import { memoByObject } from '../util/memo.js';
 
 const Params = z.strictObject({
@@ -10,12 +10,10 @@ const Params = z.strictObject({
 });
 type Params = z.infer<typeof Params>;
 
-/** The frozen outcome of a config when these words were found, its data's JSON text written once. */
+/** The frozen outcome of a config when these words were found. */
 function fixedOutcome(p: Params, found: readonly string[], missing: readonly string[]): CheckOutcome {
   const data = Object.freeze({ operator: p.operator, found: Object.freeze([...found]), missing: Object.freeze([...missing]) });
-  const out: CheckOutcome = { verdict: byOperator(p.operator, found.length, p.words.length), data };
-  out[DATA_JSON] = JSON.stringify(data);
-  return Object.freeze(out);
+  return Object.freeze({ verdict: byOperator(p.operator, found.length, p.words.length), data });
 }
 
 /**

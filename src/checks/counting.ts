@@ -1,24 +1,15 @@
 /** Counters for the count checks: one pass over the string, no arrays built; and their outcome. */
-import { DATA_JSON, type CheckOutcome } from './types.js';
-import { memoByObject } from '../util/memo.js';
+import type { CheckOutcome } from './types.js';
 
 /**
  * The outcome of a count check whose parameters are `minKey` and `maxKey`: a pass when the count is
- * within them (both included). `data` is `{count, <minKey>, <maxKey>}`, made by the check's own
- * `data` (a literal with fixed keys: a literal with computed keys is built on V8's slow path on every run), with
- * its JSON text (DATA_JSON) from the parameters' part prepared once per config.
+ * within them (both included). `data` is `{count, <minKey>, <maxKey>}`.
  */
-export function countOutcome<K extends string, L extends string, P extends Record<K | L, number>>(
-  minKey: K,
-  maxKey: L,
-  data: (count: number, p: P) => Record<string, number>,
-): (count: number, p: P) => CheckOutcome {
-  const tail = memoByObject((p: P) => `,"${minKey}":${p[minKey]},"${maxKey}":${p[maxKey]}}`);
-  return (count, p) => {
-    const out: CheckOutcome = { verdict: count >= p[minKey] && count <= p[maxKey], data: data(count, p) };
-    out[DATA_JSON] = `{"count":${count}${tail(p)}`; // stored, not a computed key in the literal (same slow path)
-    return out;
-  };
+export function countOutcome<K extends string, L extends string>(minKey: K, maxKey: L): (count: number, p: Record<K | L, number>) => CheckOutcome {
+  return (count, p) => ({
+    verdict: count >= p[minKey] && count <= p[maxKey],
+    data: { count, [minKey]: p[minKey], [maxKey]: p[maxKey] },
+  });
 }
 
 const isSpace = (c: number): boolean => c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029;

@@ -4,8 +4,9 @@
  * says `fail_on_error: false`; mutators' changes applied in order. What a hook *means* (deny, 246,
  * async, feedback) is decided by the stage operators; this only runs it and reports.
  */
+import { defaultIfEmpty, defer, from, map, mergeMap, mergeScan, takeLast, tap, toArray, type Observable } from 'rxjs';
 import type { ResolvedCheck } from './registry.js';
-import { DEFAULT_CHECK_TIMEOUT_MS, ms3, settleCheck, settleCheckSync, type CheckResult } from './settle.js';
+import { DEFAULT_CHECK_TIMEOUT_MS, ms3, settleCheck, type CheckResult, type Settled } from './settle.js';
 import type { CheckDeps, CheckInput, CheckOutcome } from './types.js';
 import { withBodies } from './text.js';
 
@@ -68,7 +69,7 @@ export interface HookRun {
 }
 
 /** The hook's result from its checks' results. */
-function hookRun(spec: HookSpec, results: CheckResult[], transformed: CheckOutcome['transformed'], start: number, end = performance.now()): HookRun {
+function hookRun(spec: HookSpec, results: CheckResult[], transformed: CheckOutcome['transformed'], start: number): HookRun {
   const verdict = results.every((r) => r.verdict);
   const result: HookResult = {
     id: spec.id,
@@ -76,7 +77,7 @@ function hookRun(spec: HookSpec, results: CheckResult[], transformed: CheckOutco
     deny: verdict ? spec.denyOnSuccess : spec.denyOnFail,
     async: spec.async,
     checks: results,
-    execution_time: ms3(end - start),
+    execution_time: ms3(performance.now() - start),
     transformed: transformed !== undefined,
   };
   const feedback = verdict ? spec.onSuccess : spec.onFail;
@@ -84,63 +85,63 @@ function hookRun(spec: HookSpec, results: CheckResult[], transformed: CheckOutco
   return transformed ? { result, transformed } : { result };
 }
 
-const now = (): number => performance.now();
-
 /** Mutators chain (each sees the previous one's output): a hook with one runs its checks in order. */
 const inOrder = (spec: HookSpec): boolean => spec.sequential || spec.checks.some((c) => c.def.mutator);
 
 /**
- * Can the hook run synchronously? When none of its checks does I/O: they are computations over the
- * input, so no timer, signal or promise is needed (and none is made: on the hot path they cost more
- * than the checks).
+ * Runs one hook against `input` when subscribed: its checks concurrently, or one after the other
+ * (sequential, or a mutator among them), each seeing the previous mutator's output (the input made
+ * again from the changed body, `withBodies`). Emits its run; a hook whose checks only compute emits
+ * it during the subscription.
  */
-export const runsSync = (spec: HookSpec): boolean => spec.checks.every((c) => !c.def.io);
-
-/**
- * Run one hook against `input`. Sequential checks see a mutator's output (the input made again from
- * the changed body, `withBodies`).
- */
-export async function runHook(spec: HookSpec, input: CheckInput, deps: CheckDeps, signal?: AbortSignal): Promise<HookRun> {
-  if (runsSync(spec)) return runHookSync(spec, input, deps);
-  const start = performance.now();
-  const results: CheckResult[] = [];
-  let transformed: CheckOutcome['transformed'];
-  if (inOrder(spec)) {
+export function runHook(spec: HookSpec, input: CheckInput, deps: CheckDeps, signal?: AbortSignal): Observable<HookRun> {
+  const settle = { timeoutMs: spec.timeoutMs, failOnError: spec.failOnError, signal };
+  return defer(() => {
+    const start = performance.now();
+    const results: CheckResult[] = [];
+    let transformed: CheckOutcome['transformed'];
     let current = input;
-    for (const c of spec.checks) {
-      const { result, outcome } = await settleCheck(c, current, deps, { timeoutMs: spec.timeoutMs, failOnError: spec.failOnError, signal });
-      results.push(result);
-      if (outcome?.transformed) {
-        transformed = { ...transformed, ...outcome.transformed };
-        current = withBodies(current, outcome.transformed);
-      }
-    }
-  } else {
-    const runs = await Promise.all(spec.checks.map((c) => settleCheck(c, input, deps, { timeoutMs: spec.timeoutMs, failOnError: spec.failOnError, signal })));
-    for (const { result } of runs) results.push(result);
-  }
-  return hookRun(spec, results, transformed, start);
-}
-
-/** `runHook` for a hook whose checks all compute (see `runsSync`): in order, at once. */
-export function runHookSync(spec: HookSpec, input: CheckInput, deps: CheckDeps): HookRun {
-  const start = performance.now();
-  // Sized once: a hook's few results, not an array grown from empty (which reserves 17 slots).
-  const checks = spec.checks;
-  const results: CheckResult[] = new Array<CheckResult>(checks.length);
-  let transformed: CheckOutcome['transformed'];
-  let current = input;
-  let t = start;
-  for (let i = 0; i < checks.length; i++) {
-    const { result, outcome, ended } = settleCheckSync(checks[i]!, current, deps, spec.failOnError, now, t);
-    t = ended;
-    results[i] = result;
-    if (outcome?.transformed) {
+    const taken = (i: number) => ({ result, outcome }: Settled): void => {
+      results[i] = result;
+      if (!outcome?.transformed) return;
       transformed = { ...transformed, ...outcome.transformed };
       current = withBodies(current, outcome.transformed);
-    }
-  }
-  return hookRun(spec, results, transformed, start, t);
+    };
+    return from(spec.checks).pipe(
+      mergeMap((c, i) => settleCheck(c, current, deps, settle).pipe(tap(taken(i))), inOrder(spec) ? 1 : Infinity),
+      toArray(),
+      map(() => hookRun(spec, results, transformed, start)),
+    );
+  });
+}
+
+/** The input after a hook's run: a mutator's change to the body of the input's phase taken in. */
+function afterRun(input: CheckInput, t: HookRun['transformed']): CheckInput {
+  if (input.phase === 'request') return t?.request ? withBodies(input, { request: t.request }) : input;
+  return t?.response ? withBodies(input, { response: t.response }) : input;
+}
+
+/**
+ * Runs `hooks` one after the other on `input`, each on the input the previous one left (a mutator's
+ * change); `take` gets each run before the next hook starts, and may throw (a denial ends the
+ * stage with that error). Emits the input the last hook left.
+ */
+export function runInTurn(hooks: readonly HookSpec[], input: CheckInput, deps: CheckDeps, take: (spec: HookSpec, run: HookRun) => void): Observable<CheckInput> {
+  return from(hooks).pipe(
+    mergeScan(
+      (current, h) =>
+        runHook(h, current, deps).pipe(
+          map((run) => {
+            take(h, run);
+            return afterRun(current, run.transformed);
+          }),
+        ),
+      input,
+      1,
+    ),
+    takeLast(1),
+    defaultIfEmpty(input),
+  );
 }
 
 /** What a request's hooks produced so far: `hook_results`, and whether a sync hook failed without deny (246). */

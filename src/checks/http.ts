@@ -68,84 +68,85 @@ function withTimeout(timeoutMs: number, signal?: AbortSignal): AbortSignal {
  */
 export function createCheckHttp(guard: HostGuard, dispatcher?: Dispatcher): CheckHttp & { close(): Promise<void> } {
   const agent = dispatcher ?? createEgressDispatcher(guard, { connections: 16, keepAliveTimeout: 4_000 });
-
-  const check = (url: string): URL => {
-    let u: URL;
-    try {
-      u = new URL(url);
-    } catch {
-      throw new CheckHttpError('host_refused', 'not a valid URL');
-    }
-    try {
-      guard.checkUrl(u.href);
-    } catch (e) {
-      throw new CheckHttpError('host_refused', refusedMessage(u.host, e as Error), e);
-    }
-    return u;
-  };
-
   return {
-    async request(url, init) {
-      const u = check(url);
-      const signal = withTimeout(init.timeoutMs, init.signal);
-      let res: Dispatcher.ResponseData;
-      try {
-        res = await agent.request({
-          origin: u.origin,
-          path: `${u.pathname}${u.search}`,
-          method: init.method,
-          headers: init.headers,
-          body: init.body,
-          signal,
-        });
-      } catch (e) {
-        throw classify(u, e, signal, init.timeoutMs);
-      }
-      if (res.statusCode >= 300 && res.statusCode < 400) {
-        discard(res.body);
-        throw new CheckHttpError('redirect', `${u.host} answered ${res.statusCode}; redirects are not followed`);
-      }
-      const max = init.maxBytes ?? DEFAULT_MAX_BYTES;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      try {
-        for await (const c of res.body) {
-          size += (c as Buffer).length;
-          if (size > max) {
-            discard(res.body);
-            throw new CheckHttpError('too_large', `${u.host} answered more than ${max} bytes`);
-          }
-          chunks.push(c as Buffer);
-        }
-      } catch (e) {
-        if (e instanceof CheckHttpError) throw e;
-        throw classify(u, e, signal, init.timeoutMs);
-      }
-      return { status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') };
-    },
-
-    async resolve(hostname, timeoutMs, signal) {
-      check(`http://${hostname.includes(':') && !hostname.startsWith('[') ? `[${hostname}]` : hostname}/`);
-      const s = withTimeout(timeoutMs, signal);
-      await new Promise<void>((resolve, reject) => {
-        const onAbort = (): void => reject(new CheckHttpError('timeout', `${hostname}: lookup timed out`));
-        if (s.aborted) return onAbort();
-        s.addEventListener('abort', onAbort, { once: true });
-        guard.lookup(hostname, { all: true }, (err) => {
-          s.removeEventListener('abort', onAbort);
-          if (!err) return resolve();
-          const refused = customHostRefusal(err);
-          reject(
-            refused
-              ? new CheckHttpError('host_refused', refusedMessage(hostname, refused), err)
-              : new CheckHttpError('unreachable', `${hostname} does not resolve (${err.code ?? 'error'})`, err),
-          );
-        });
-      });
-    },
-
+    request: (url, init) => request(agent, guard, url, init),
+    resolve: (hostname, timeoutMs, signal) => resolveHost(guard, hostname, timeoutMs, signal),
     close: () => (dispatcher ? Promise.resolve() : agent.close()),
   };
+}
+
+/** `url` parsed and allowed by the guard; throws CheckHttpError `host_refused` otherwise. */
+function checkedUrl(guard: HostGuard, url: string): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new CheckHttpError('host_refused', 'not a valid URL');
+  }
+  try {
+    guard.checkUrl(u.href);
+  } catch (e) {
+    throw new CheckHttpError('host_refused', refusedMessage(u.host, e as Error), e);
+  }
+  return u;
+}
+
+/** One call: its answer, unless the guard refuses the URL, or it redirects, fails or is too large. */
+async function request(agent: Dispatcher, guard: HostGuard, url: string, init: CheckHttpRequest): Promise<CheckHttpResponse> {
+  const u = checkedUrl(guard, url);
+  const signal = withTimeout(init.timeoutMs, init.signal);
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await agent.request({ origin: u.origin, path: `${u.pathname}${u.search}`, method: init.method, headers: init.headers, body: init.body, signal });
+  } catch (e) {
+    throw classify(u, e, signal, init.timeoutMs);
+  }
+  if (res.statusCode >= 300 && res.statusCode < 400) {
+    discard(res.body);
+    throw new CheckHttpError('redirect', `${u.host} answered ${res.statusCode}; redirects are not followed`);
+  }
+  try {
+    return { status: res.statusCode, headers: res.headers, text: await readCapped(u, res.body, init.maxBytes ?? DEFAULT_MAX_BYTES) };
+  } catch (e) {
+    if (e instanceof CheckHttpError) throw e;
+    throw classify(u, e, signal, init.timeoutMs);
+  }
+}
+
+/** An answer's body as text, up to `max` bytes; more is CheckHttpError `too_large`. */
+async function readCapped(u: URL, body: Dispatcher.ResponseData['body'], max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of body) {
+    size += (c as Buffer).length;
+    if (size > max) {
+      discard(body);
+      throw new CheckHttpError('too_large', `${u.host} answered more than ${max} bytes`);
+    }
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Resolves when `hostname` resolves to addresses the guard allows. */
+async function resolveHost(guard: HostGuard, hostname: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  checkedUrl(guard, `http://${hostname.includes(':') && !hostname.startsWith('[') ? `[${hostname}]` : hostname}/`);
+  const s = withTimeout(timeoutMs, signal);
+  await new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => reject(new CheckHttpError('timeout', `${hostname}: lookup timed out`));
+    if (s.aborted) return onAbort();
+    s.addEventListener('abort', onAbort, { once: true });
+    guard.lookup(hostname, { all: true }, (err) => {
+      s.removeEventListener('abort', onAbort);
+      if (!err) return resolve();
+      const refused = customHostRefusal(err);
+      reject(
+        refused
+          ? new CheckHttpError('host_refused', refusedMessage(hostname, refused), err)
+          : new CheckHttpError('unreachable', `${hostname} does not resolve (${err.code ?? 'error'})`, err),
+      );
+    });
+  });
 }
 
 /** Drops an answer's body; the abort error undici then emits on it is expected, not unhandled. */

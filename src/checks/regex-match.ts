@@ -3,7 +3,7 @@ import { compileBoundedRegex, findBounded } from '../util/bounded-regex.js';
 import { memoByObject } from '../util/memo.js';
 import { regexRule } from './params.js';
 import { phaseText } from './text.js';
-import { DATA_JSON, type CheckDef, type CheckOutcome } from './types.js';
+import type { CheckDef, CheckOutcome } from './types.js';
 
 const Params = z.strictObject({ rule: regexRule });
 type Params = z.infer<typeof Params>;
@@ -11,9 +11,7 @@ type Params = z.infer<typeof Params>;
 const compiled = memoByObject((p: Params) => compileBoundedRegex(p.rule, 'rule'));
 
 /** The outcome when nothing matches: the same for every run (outcomes are read, never changed). */
-const NO_MATCH: CheckOutcome = { verdict: false, data: Object.freeze({ matched: false }) };
-NO_MATCH[DATA_JSON] = '{"matched":false}';
-Object.freeze(NO_MATCH);
+const NO_MATCH: CheckOutcome = Object.freeze({ verdict: false, data: Object.freeze({ matched: false }) });
 
 /**
  * Passes when the text matches `rule` (every text sent, or the answer). Use `not: true` to deny what
@@ -28,8 +26,6 @@ export const regexMatch: CheckDef<Params> = {
   run(input, p) {
     const hit = findBounded(compiled(p), phaseText(input, 'allText'), 1)[0];
     if (!hit) return NO_MATCH;
-    const out: CheckOutcome = { verdict: true, data: { matched: true, offset: hit[0] } };
-    out[DATA_JSON] = `{"matched":true,"offset":${hit[0]}}`;
-    return out;
+    return { verdict: true, data: { matched: true, offset: hit[0] } };
   },
 };

@@ -3,8 +3,9 @@
  * becomes a failed check with `error` (fail closed) unless the hook opts out with
  * `fail_on_error: false` (then the verdict is a pass, and `error` still says what happened).
  */
+import { catchError, defer, from, map, Observable, of, tap, throwError, timeout } from 'rxjs';
 import { applyNot, runCheck, type ResolvedCheck } from './registry.js';
-import { DATA_JSON, type CheckDeps, type CheckInput, type CheckOutcome } from './types.js';
+import type { CheckDeps, CheckInput, CheckOutcome } from './types.js';
 
 export const DEFAULT_CHECK_TIMEOUT_MS = 5_000;
 
@@ -12,12 +13,16 @@ export interface CheckResult {
   id: string;
   verdict: boolean;
   data: unknown;
-  /** `data` as JSON text, when the check wrote it (hook_results use it; JSON.stringify skips it). */
-  [DATA_JSON]?: string;
   error: string | null;
   /** Milliseconds. */
   execution_time: number;
   transformed: boolean;
+}
+
+/** A check run to its result; `outcome` is present when the check answered (for `transformed`). */
+export interface Settled {
+  result: CheckResult;
+  outcome?: CheckOutcome;
 }
 
 export interface SettleOptions {
@@ -31,46 +36,29 @@ export interface SettleOptions {
   clock?: () => number;
 }
 
-/** Runs `check`; never rejects. `outcome` is present when the check answered (for `transformed`). */
-export async function settleCheck(
-  check: ResolvedCheck,
-  input: CheckInput,
-  deps: CheckDeps,
-  o: SettleOptions = {},
-): Promise<{ result: CheckResult; outcome?: CheckOutcome }> {
+/**
+ * Runs `check` when subscribed: one result, never an error. A computation check (no `io`) answers
+ * at once, so its result is emitted during the subscription.
+ */
+export function settleCheck(check: ResolvedCheck, input: CheckInput, deps: CheckDeps, o: SettleOptions = {}): Observable<Settled> {
   const clock = o.clock ?? (() => performance.now());
-  if (!check.def.io) return settleCheckSync(check, input, deps, o.failOnError !== false, clock);
-  const timeoutMs = o.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
-  const ac = new AbortController();
-  const onParentAbort = (): void => ac.abort(o.signal?.reason);
-  if (o.signal?.aborted) ac.abort(o.signal.reason);
-  else o.signal?.addEventListener('abort', onParentAbort, { once: true });
-  const started = clock();
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const e = new Error(`timed out after ${timeoutMs} ms`);
-      ac.abort(e);
-      reject(e);
-    }, timeoutMs);
+  return defer(() => {
+    const started = clock();
+    return outcomeOf(check, input, deps, o).pipe(
+      map((outcome): Settled => ({ result: answered(check, outcome, clock() - started), outcome })),
+      catchError((e: unknown) => of<Settled>({ result: failed(check, o.failOnError !== false, e, clock() - started) })),
+    );
   });
-  try {
-    const outcome = await Promise.race([runCheck(check, input, deps, ac.signal), timedOut]);
-    return { result: answered(check, outcome, clock() - started), outcome };
-  } catch (e) {
-    return { result: failed(check, o.failOnError !== false, e, clock() - started) };
-  } finally {
-    clearTimeout(timer);
-    o.signal?.removeEventListener('abort', onParentAbort);
-  }
 }
 
-/** The result of a check that answered (`not` applied), with its data's JSON text when it wrote one. */
+/** The check's outcome with `not` applied: computed at once, or awaited within the time limit (`io`). */
+function outcomeOf(check: ResolvedCheck, input: CheckInput, deps: CheckDeps, o: SettleOptions): Observable<CheckOutcome> {
+  return check.def.io ? awaited(check, input, deps, o) : defer(() => of(computed(check, input, deps)));
+}
+
+/** The result of a check that answered (`not` applied). */
 function answered(check: ResolvedCheck, outcome: CheckOutcome, ms: number): CheckResult {
-  const result: CheckResult = { id: check.id, verdict: outcome.verdict, data: outcome.data ?? null, error: null, execution_time: ms3(ms), transformed: outcome.transformed !== undefined };
-  const json = outcome[DATA_JSON];
-  if (json !== undefined) result[DATA_JSON] = json;
-  return result;
+  return { id: check.id, verdict: outcome.verdict, data: outcome.data ?? null, error: null, execution_time: ms3(ms), transformed: outcome.transformed !== undefined };
 }
 
 /** The result of a check that threw, rejected or timed out: failed unless the hook says `fail_on_error: false`. */
@@ -82,32 +70,48 @@ function failed(check: ResolvedCheck, failOnError: boolean, e: unknown, ms: numb
 const NEVER_ABORTED = new AbortController().signal;
 
 /**
- * A computation check (no `io`), run at once: its outcome, or a throw settled as `settleCheck` does.
- * A check that answers with a promise without declaring `io` fails (it would otherwise run without a
- * time limit). `started` lets a caller running checks back to back pass the previous one's `ended`
- * (one clock read per check instead of two).
+ * A computation check's outcome. One that answers with a promise without declaring `io` throws (it
+ * would otherwise run without a time limit).
  */
-export function settleCheckSync(
-  check: ResolvedCheck,
-  input: CheckInput,
-  deps: CheckDeps,
-  failOnError = true,
-  clock: () => number = () => performance.now(),
-  started: number = clock(),
-): { result: CheckResult; outcome?: CheckOutcome; ended: number } {
-  try {
-    const raw = check.def.run(input, check.params, deps, NEVER_ABORTED);
-    if (raw instanceof Promise) {
-      raw.catch(() => undefined);
-      throw new Error(`check ${check.id} answered asynchronously but does not declare io`);
-    }
-    const outcome = applyNot(check, raw);
-    const ended = clock();
-    return { result: answered(check, outcome, ended - started), outcome, ended };
-  } catch (e) {
-    const ended = clock();
-    return { result: failed(check, failOnError, e, ended - started), ended };
+function computed(check: ResolvedCheck, input: CheckInput, deps: CheckDeps): CheckOutcome {
+  const raw = check.def.run(input, check.params, deps, NEVER_ABORTED);
+  if (raw instanceof Promise) {
+    raw.catch(() => undefined);
+    throw new Error(`check ${check.id} answered asynchronously but does not declare io`);
   }
+  return applyNot(check, raw);
+}
+
+/**
+ * An I/O check's outcome, within its time limit. Its signal aborts at the limit, when the request's
+ * signal does, or when the result is no longer wanted (unsubscribed before it came).
+ */
+function awaited(check: ResolvedCheck, input: CheckInput, deps: CheckDeps, o: SettleOptions): Observable<CheckOutcome> {
+  const timeoutMs = o.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
+  // Its own Observable: the abort controller lives as long as the subscription (RxJS has no operator that holds one).
+  return new Observable<CheckOutcome>((subscriber) => {
+    const ac = new AbortController();
+    const onParentAbort = (): void => ac.abort(o.signal?.reason);
+    if (o.signal?.aborted) ac.abort(o.signal.reason);
+    else o.signal?.addEventListener('abort', onParentAbort, { once: true });
+    const timedOut = (): Observable<never> => {
+      const e = new Error(`timed out after ${timeoutMs} ms`);
+      ac.abort(e);
+      return throwError(() => e);
+    };
+    let done = false;
+    const settled = (): void => {
+      done = true;
+    };
+    const sub = from(runCheck(check, input, deps, ac.signal))
+      .pipe(timeout({ first: timeoutMs, with: timedOut }), tap({ next: settled, error: settled }))
+      .subscribe(subscriber);
+    return () => {
+      if (!done) ac.abort(new Error('the check is no longer needed'));
+      sub.unsubscribe();
+      o.signal?.removeEventListener('abort', onParentAbort);
+    };
+  });
 }
 
 /** Milliseconds to the microsecond, as `execution_time` reports them (shorter to write and read). */

@@ -67,21 +67,11 @@ export interface CheckInput {
   traceId?: string;
 }
 
-/**
- * A check's `data` as JSON text, written by the check itself: built-ins whose data is a few values
- * around their fixed parameters make it from parts prepared once per config (`countOutcome`), so
- * `hook_results` skip the generic serialiser for them. It must be exactly `JSON.stringify(data)`. A
- * symbol key: JSON.stringify and every answer leave it out.
- */
-export const DATA_JSON: unique symbol = Symbol('sluice.check.dataJson');
-
 export interface CheckOutcome {
   /** true = pass. */
   verdict: boolean;
   /** Why: counts, names, positions; never the checked text itself where avoidable. */
   data?: unknown;
-  /** `data` as JSON text, when the check wrote it (see DATA_JSON). */
-  [DATA_JSON]?: string;
   /** Mutators only: the new body of the request and/or the response. */
   transformed?: { request?: { body: Record<string, unknown> }; response?: { body: unknown } };
 }

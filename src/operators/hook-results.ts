@@ -1,25 +1,19 @@
-import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { concatWith, defer, EMPTY, identity, map, of, type MonoTypeOperatorFunction } from 'rxjs';
 import { hookResultsBody, type HookAccount } from '../checks/hooks.js';
-import { appendHookResults, hookResultsJson } from '../checks/hook-results-json.js';
 import type { GatewayEvent } from '../upstream/events.js';
 
-/** The part of a request's context this stage reads: the pipeline's RequestContext is one. */
+type JsonEvent = Extract<GatewayEvent, { type: 'json' }>;
+
+/** The part of a request this stage reads: the account of its hooks. The pipeline's RequestOutcome (src/pipeline/outcome.ts) is one. */
 export interface HookResultsSource {
   hooks?: HookAccount;
 }
 
-/** A cached answer is replayed as its text only (`body` undefined): parsed here when hooks ran on its request. */
-function parseRaw(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-}
-
-function hasMembers(o: object): boolean {
-  for (const _ in o) return true;
-  return false;
+export interface HookResultsOptions {
+  /** The request's outcome, whose hook account is read at the end of the answer. */
+  outcome: HookResultsSource;
+  /** `strict_vendor_compliance`: only OpenAI's fields are sent, so no `hook_results`. */
+  strict?: boolean;
 }
 
 /**
@@ -30,38 +24,43 @@ function hasMembers(o: object): boolean {
  * 200). Off under `strict_vendor_compliance`, which sends only OpenAI's fields. Read at the end of
  * the answer, so results of hooks that ran on the stream's end are in it.
  */
-export function hookResults(ctx: HookResultsSource, strict: boolean): MonoTypeOperatorFunction<GatewayEvent> {
-  if (strict) return (s) => s;
+export function hookResults({ outcome, strict = false }: HookResultsOptions): MonoTypeOperatorFunction<GatewayEvent> {
+  if (strict) return identity;
   return (source) =>
-    new Observable<GatewayEvent>((subscriber) => {
+    defer(() => {
       let streaming = false;
-      return source.subscribe({
-        next(ev) {
+      return source.pipe(
+        map((ev) => {
           if (ev.type === 'stream-start') streaming = true;
-          const account = ctx.hooks;
-          if (ev.type !== 'json' || !account) return subscriber.next(ev);
-          const parsed = ev.body === undefined && ev.raw !== undefined ? parseRaw(ev.raw) : ev.body;
-          const body = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
-          if (!body) return subscriber.next(ev);
-          const status = account.failed && ev.status >= 200 && ev.status < 300 ? 246 : ev.status;
-          // The provider's text is kept as it came, the results spliced in before its closing brace
-          // (no re-serialisation of the whole answer, no copy of the parsed one: the event then
-          // carries the text only, as a cache replay does), unless it already names hook_results.
-          const end = ev.raw === undefined || 'hook_results' in body ? -1 : ev.raw.lastIndexOf('}');
-          let next: GatewayEvent;
-          if (end > 0) {
-            const raw = appendHookResults(ev.raw!.slice(0, end), account, hasMembers(body) ? 'next' : 'first', true);
-            next = { type: 'json', status, body: undefined, raw, meta: ev.meta, usage: ev.usage };
-          } else next = { type: 'json', status, body: { ...body, hook_results: hookResultsBody(account) }, raw: undefined, meta: ev.meta, usage: ev.usage };
-          subscriber.next(next);
-        },
-        error: (e: unknown) => subscriber.error(e),
-        complete() {
-          const account = ctx.hooks;
-          // A JSON answer was decorated above; a stream's results close it.
-          if (account && streaming) subscriber.next({ type: 'chunk', data: `hook_results ${hookResultsJson(account)}`, comment: true });
-          subscriber.complete();
-        },
-      });
+          return ev.type === 'json' && outcome.hooks ? decorated(ev, outcome.hooks) : ev;
+        }),
+        concatWith(defer(() => (outcome.hooks && streaming ? of(closingComment(outcome.hooks)) : EMPTY))),
+      );
     });
+}
+
+/**
+ * A JSON answer with `hook_results` in its body (a 246 when a check failed without deny). The body
+ * is a plain object from here on: the response writer serialises it (the provider's text is dropped).
+ */
+function decorated(ev: JsonEvent, account: HookAccount): GatewayEvent {
+  // A cached answer is replayed as its text only (`body` undefined): parsed here.
+  const parsed = ev.body === undefined && ev.raw !== undefined ? parseRaw(ev.raw) : ev.body;
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return ev;
+  const status = account.failed && ev.status >= 200 && ev.status < 300 ? 246 : ev.status;
+  const { raw: _raw, ...rest } = ev;
+  return { ...rest, status, body: { ...parsed, hook_results: hookResultsBody(account) } };
+}
+
+function parseRaw(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A stream's closing SSE comment: `hook_results` and the results as JSON. */
+function closingComment(account: HookAccount): GatewayEvent {
+  return { type: 'chunk', data: `hook_results ${JSON.stringify(hookResultsBody(account))}`, comment: true };
 }

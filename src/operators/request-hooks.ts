@@ -1,11 +1,14 @@
-import { map, Observable, type MonoTypeOperatorFunction } from 'rxjs';
-import { hookResultsBody, runHook, runHookSync, runsSync, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
-import { requestInput, withBodies } from '../checks/text.js';
+import { forkJoin, map, mergeMap, of, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
+import { hookResultsBody, runHook, runInTurn, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
+import { requestInput } from '../checks/text.js';
 import type { CheckDeps, CheckEndpoint, CheckInput } from '../checks/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Telemetry } from '../metrics/telemetry.js';
 
-/** The part of a request's context the hook stages read and write: the pipeline's RequestContext is one. */
+/**
+ * The part of a request the hook stages read and write: its request (a mutator's change replaces the
+ * body) and the account of its hooks. The pipeline's RequestOutcome (src/pipeline/outcome.ts) is one.
+ */
 export interface HookedRequest {
   traceId: string;
   request: { endpoint: string; body: Record<string, unknown> | undefined; headers: Record<string, string | string[] | undefined>; stream: boolean };
@@ -76,15 +79,6 @@ export function deniedError(account: HookAccount, phase: 'request' | 'answer', d
   return new GatewayError('hooks_failed', denialMessage(denied, list, phase), { extra: { hook_results: results } });
 }
 
-/** The stage's hooks as the request path uses them, sorted once per plan. */
-interface RequestStage {
-  sync: readonly HookSpec[];
-  background: readonly HookSpec[];
-  /** Every sync hook only computes: they run at once, no promise. */
-  allSync: boolean;
-  deps: HookStageDeps;
-}
-
 /**
  * A sync hook's final result taken into the request's account, by either stage (`before` for the
  * request's hooks, `after` for the answer's): measured; a denial throws the 446; a failure without
@@ -97,90 +91,23 @@ export function takeResult(telemetry: Telemetry, account: HookAccount, side: 'be
   if (!result.verdict) account.failed = true;
 }
 
-/** One sync hook's run taken into the account: the body it leaves (a mutator's); throws the 446. */
-function take(stage: RequestStage, account: HookAccount, h: HookSpec, run: HookRun, body: Record<string, unknown>): Record<string, unknown> {
-  takeResult(stage.deps.telemetry, account, 'before', h.list, run.result);
-  return run.transformed?.request ? run.transformed.request.body : body;
-}
-
-/** The request's body after the sync hooks, at once (computation checks only); throws the 446. */
-function runNow(stage: RequestStage, input: CheckInput, account: HookAccount): Record<string, unknown> {
-  let body = input.request.body!;
-  for (const h of stage.sync) {
-    const next = take(stage, account, h, runHookSync(h, input, stage.deps.checks), body);
-    if (next !== body) input = withBodies(input, { request: { body: (body = next) } });
-  }
-  return body;
-}
-
-/** `runNow` for hooks that wait on I/O; rejects with the 446. */
-async function runLater(stage: RequestStage, input: CheckInput, account: HookAccount): Promise<Record<string, unknown>> {
-  let body = input.request.body!;
-  for (const h of stage.sync) {
-    const next = take(stage, account, h, await runHook(h, input, stage.deps.checks), body);
-    if (next !== body) input = withBodies(input, { request: { body: (body = next) } });
-  }
-  return body;
-}
-
 /**
  * Async hooks (request or answer phase): run beside it, never changing it. An async hook never
  * denies, so its results are reported with `deny: false` (and the answer's `target`), measured as
  * reported, and logged.
  */
 export function runInBackground(background: readonly HookSpec[], input: CheckInput, deps: HookStageDeps, traceId: string, phase: 'request' | 'response', target?: string): void {
-  void Promise.all(background.map((h) => runHook(h, input, deps.checks))).then(
-    (runs) => {
-      const results = runs.map((r): HookResult => (target === undefined ? { ...r.result, deny: false } : { ...r.result, deny: false, target }));
-      results.forEach((r, i) => measureHook(r, background[i]!.list, deps.telemetry));
-      deps.onAsync(traceId, results, phase);
-    },
-    () => undefined,
-  );
+  forkJoin(background.map((h) => runHook(h, input, deps.checks))).subscribe((runs) => {
+    const results = runs.map((r): HookResult => (target === undefined ? { ...r.result, deny: false } : { ...r.result, deny: false, target }));
+    results.forEach((r, i) => measureHook(r, background[i]!.list, deps.telemetry));
+    deps.onAsync(traceId, results, phase);
+  });
 }
 
-function stageOf(hooks: readonly HookSpec[], deps: HookStageDeps): RequestStage {
-  const sync = hooks.filter((h) => !h.async);
-  return { sync, background: hooks.filter((h) => h.async), allSync: sync.every(runsSync), deps };
-}
-
-/**
- * What a request stage does with one context (`req`, its request as the stage found it) before its
- * sync hooks: their input, or undefined when the request passes untouched.
- */
-function start(stage: RequestStage, ctx: HookedRequest, req: HookedRequest['request']): CheckInput | undefined {
-  if (req.endpoint === 'models' || !req.body) return undefined;
-  const input = requestInput({ endpoint: req.endpoint as CheckEndpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId });
-  if (stage.background.length > 0) runInBackground(stage.background, input, stage.deps, ctx.traceId, 'request');
-  return stage.sync.length === 0 ? undefined : input;
-}
-
-/**
- * The body the sync hooks left becomes the request's, when they changed the one they were given
- * (`req`: compared with that, not with the context's request now, which another stage sharing the
- * context, a race's contender, may have changed meanwhile).
- */
-function settle(ctx: HookedRequest, req: HookedRequest['request'], body: Record<string, unknown>): void {
-  if (body !== req.body) ctx.request = { ...req, body };
-}
-
-/**
- * A request stage whose hooks all compute (no webhook, log or JWKS lookup), as a plain function: it
- * runs them on the context at once and throws the 446; the plan calls it without an Observable per
- * request. Undefined when a sync hook may wait on I/O (use `requestHooks`).
- */
-export function requestHooksNow<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps): ((ctx: C) => void) | undefined {
-  return runsNow<C>(stageOf(hooks, deps));
-}
-
-/** `requestHooksNow` of a stage already sorted. */
-function runsNow<C extends HookedRequest>(stage: RequestStage): ((ctx: C) => void) | undefined {
-  if (!stage.allSync) return undefined;
-  return (ctx) => {
-    const req = ctx.request;
-    const input = start(stage, ctx, req);
-    if (input) settle(ctx, req, runNow(stage, input, accountOf(ctx)));
-  };
+export interface RequestHooksOptions {
+  /** The stage's hooks: input guardrails or before hooks, compiled with the plan. */
+  hooks: readonly HookSpec[];
+  deps: HookStageDeps;
 }
 
 /**
@@ -189,44 +116,28 @@ function runsNow<C extends HookedRequest>(stage: RequestStage): ((ctx: C) => voi
  * called, nothing is cached); a failed check without deny marks the answer 246; a mutator's change
  * replaces the request body (so the cache key and the provider see it). Async hooks run beside the
  * request and never change it. Endpoints without a body (models) pass untouched.
- *
- * What can be is decided once per plan (which hooks are sync, whether any waits on I/O); per request
- * the stage makes one check input and, for computation checks only, no promise: those run as
- * `requestHooksNow` does (the plan calls that one directly).
  */
-export function requestHooks<C extends HookedRequest>(hooks: readonly HookSpec[], deps: HookStageDeps): MonoTypeOperatorFunction<C> {
-  const stage = stageOf(hooks, deps);
-  const now = runsNow<C>(stage);
-  if (now) {
-    return map((ctx) => {
-      now(ctx);
-      return ctx;
-    });
-  }
-  return (ctx$: Observable<C>) =>
-    new Observable<C>((subscriber) => {
-      let pending = 0;
-      let ended = false;
-      return ctx$.subscribe({
-        next(ctx) {
-          const req = ctx.request;
-          const input = start(stage, ctx, req);
-          if (!input) return subscriber.next(ctx);
-          pending++;
-          runLater(stage, input, accountOf(ctx)).then(
-            (body) => {
-              settle(ctx, req, body);
-              subscriber.next(ctx);
-              if (--pending === 0 && ended) subscriber.complete();
-            },
-            (e: unknown) => subscriber.error(e),
-          );
-        },
-        error: (e: unknown) => subscriber.error(e),
-        complete() {
-          ended = true;
-          if (pending === 0) subscriber.complete();
-        },
-      });
-    });
+export function requestHooks<C extends HookedRequest>({ hooks, deps }: RequestHooksOptions): MonoTypeOperatorFunction<C> {
+  const sync = hooks.filter((h) => !h.async);
+  const background = hooks.filter((h) => h.async);
+  return mergeMap((ctx) => {
+    const req = ctx.request;
+    if (req.endpoint === 'models' || !req.body) return of(ctx);
+    const input = requestInput({ endpoint: req.endpoint as CheckEndpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId });
+    if (background.length > 0) runInBackground(background, input, deps, ctx.traceId, 'request');
+    return checked(sync, input, ctx, deps).pipe(
+      map((body) => {
+        // Compared with the body the hooks were given, not with the context's request now, which
+        // another stage sharing the context (a race's contender) may have changed meanwhile.
+        if (body !== req.body) ctx.request = { ...req, body };
+        return ctx;
+      }),
+    );
+  });
+}
+
+/** The request's body after its sync hooks, each taken into the context's account; a denial is the 446. */
+function checked(sync: readonly HookSpec[], input: CheckInput, ctx: HookedRequest, deps: HookStageDeps): Observable<Record<string, unknown> | undefined> {
+  const take = (h: HookSpec, run: HookRun): void => takeResult(deps.telemetry, accountOf(ctx), 'before', h.list, run.result);
+  return runInTurn(sync, input, deps.checks, take).pipe(map((after) => after.request.body));
 }

@@ -1,68 +1,33 @@
-import { identity, Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { concatMap, concatWith, defer, EMPTY, filter, from, identity, map, mergeMap, of, tap, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
 import { chunksToJson, jsonToChunks } from '../cache/assemble.js';
-import { runHook, runHookSync, runsSync, type HookRun, type HookSpec } from '../checks/hooks.js';
-import { responseInput, withBodies } from '../checks/text.js';
+import { runInTurn, type HookRun, type HookSpec } from '../checks/hooks.js';
+import { responseInput } from '../checks/text.js';
 import type { CheckEndpoint, CheckInput } from '../checks/types.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 import { accountOf, runInBackground, takeResult, type HookedRequest, type HookStageDeps } from './request-hooks.js';
 
-/** One target's answer hooks as the answer path uses them, sorted once per plan. */
+type JsonEvent = Extract<GatewayEvent, { type: 'json' }>;
+type StreamStart = Extract<GatewayEvent, { type: 'stream-start' }>;
+
+export interface ResponseHooksOptions {
+  /** The target's hooks: output guardrails then after hooks (own or inherited), compiled with the plan. */
+  hooks: readonly HookSpec[];
+  /** The target's JSON path, written into each result. */
+  target: string;
+  deps: HookStageDeps;
+  /** The request's outcome: the hooks read its request, their results go to its account. */
+  outcome: HookedRequest;
+}
+
+/** One answer's hooks, sorted. */
 interface AnswerStage {
   sync: readonly HookSpec[];
   background: readonly HookSpec[];
   /** A sync hook may deny: a stream is held until its checks are done. */
   hold: boolean;
-  /** Every sync hook only computes: they run at once, no promise. */
-  allSync: boolean;
-  /** The target's JSON path, written into each result. */
   target: string;
   deps: HookStageDeps;
-}
-
-/** The check input of an answer: the request as it was sent, the answer's body and texts. */
-function answerInput(ctx: HookedRequest, body: unknown, status: number): CheckInput {
-  const req = ctx.request;
-  return responseInput({ endpoint: req.endpoint as CheckEndpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId, response: { body, status } });
-}
-
-/** One hook's run taken into the account: the (maybe mutated) body; throws the 446. A failure without deny marks `meta`. */
-function take(stage: AnswerStage, ctx: HookedRequest, h: HookSpec, run: HookRun, body: unknown, meta: AnswerMeta): unknown {
-  const result = run.result;
-  result.target = stage.target;
-  takeResult(stage.deps.telemetry, accountOf(ctx), 'after', h.list, result);
-  if (!result.verdict) meta.hooksFailed = true;
-  return run.transformed?.response ? run.transformed.response.body : body;
-}
-
-/** The sync hooks on `body`, at once (computation checks only): the (maybe mutated) body; throws the 446. */
-function checkNow(stage: AnswerStage, ctx: HookedRequest, body: unknown, status: number, meta: AnswerMeta): unknown {
-  let input = answerInput(ctx, body, status);
-  for (const h of stage.sync) {
-    const next = take(stage, ctx, h, runHookSync(h, input, stage.deps.checks), body, meta);
-    if (next !== body) input = withBodies(input, { response: { body: (body = next) } });
-  }
-  return body;
-}
-
-/** `checkNow` for hooks that may wait on I/O; rejects with the 446. */
-async function check(stage: AnswerStage, ctx: HookedRequest, body: unknown, status: number, meta: AnswerMeta): Promise<unknown> {
-  if (stage.allSync) return checkNow(stage, ctx, body, status, meta);
-  let input = answerInput(ctx, body, status);
-  for (const h of stage.sync) {
-    const next = take(stage, ctx, h, await runHook(h, input, stage.deps.checks), body, meta);
-    if (next !== body) input = withBodies(input, { response: { body: (body = next) } });
-  }
-  return body;
-}
-
-/** Async hooks on the final answer, after it was sent: measured and logged, never changing it. */
-function inBackground(stage: AnswerStage, ctx: HookedRequest, body: unknown, status: number): void {
-  if (stage.background.length > 0) runInBackground(stage.background, answerInput(ctx, body, status), stage.deps, ctx.traceId, 'response', stage.target);
-}
-
-/** A JSON answer checked: the event to send (the mutated body, when a mutator changed it). */
-function answered(ev: Extract<GatewayEvent, { type: 'json' }>, body: unknown): GatewayEvent {
-  return body === ev.body ? ev : { type: 'json', status: ev.status, body, meta: ev.meta, ...(ev.usage ? { usage: ev.usage } : {}) };
+  outcome: HookedRequest;
 }
 
 /**
@@ -77,106 +42,114 @@ function answered(ev: Extract<GatewayEvent, { type: 'json' }>, body: unknown): G
  *   their results reach the log, the metrics and the stream's closing `hook_results` comment.
  * - Async hooks run on the final answer after it was sent and never change it.
  * Error answers pass untouched (hooks check answers, not failures).
- *
- * Built once per target of a plan; the function it returns makes the operator of one request.
  */
-export function responseHooks(hooks: readonly HookSpec[], target: string, deps: HookStageDeps): (ctx: HookedRequest) => MonoTypeOperatorFunction<GatewayEvent> {
-  if (hooks.length === 0) return () => identity;
-  const sync = hooks.filter((h) => !h.async);
+export function responseHooks(o: ResponseHooksOptions): MonoTypeOperatorFunction<GatewayEvent> {
+  const endpoint = o.outcome.request.endpoint;
+  // Embeddings and model lists carry no text to check.
+  if (o.hooks.length === 0 || endpoint === 'models' || endpoint === 'embeddings') return identity;
+  const sync = o.hooks.filter((h) => !h.async);
   const stage: AnswerStage = {
     sync,
-    background: hooks.filter((h) => h.async),
+    background: o.hooks.filter((h) => h.async),
     hold: sync.some((h) => h.denyOnFail || h.denyOnSuccess),
-    allSync: sync.every(runsSync),
-    target,
-    deps,
+    target: o.target,
+    deps: o.deps,
+    outcome: o.outcome,
   };
-  return (ctx) => {
-    const endpoint = ctx.request.endpoint;
-    // Embeddings and model lists carry no text to check.
-    if (endpoint === 'models' || endpoint === 'embeddings') return identity;
-    return (source) =>
-      new Observable<GatewayEvent>((subscriber) => {
-        let closed = false;
-        /** A JSON answer's checks are waiting on I/O: they complete the stage, not the source's end. */
-        let checking = false;
-        // A stream's events and parsed chunks, made on its first event (a JSON answer needs neither).
-        let held: GatewayEvent[] | undefined;
-        let chunks: Record<string, unknown>[] | undefined;
-        let start: Extract<GatewayEvent, { type: 'stream-start' }> | undefined;
-        const fail = (e: unknown): void => {
-          if (!closed) subscriber.error(e);
-        };
-        const sub = source.subscribe({
-          next(ev) {
-            if (ev.type === 'json') {
-              if (ev.status < 200 || ev.status >= 300 || sync.length === 0) {
-                inBackground(stage, ctx, ev.body, ev.status);
-                subscriber.next(ev);
-                return;
-              }
-              if (stage.allSync) {
-                let body: unknown;
-                try {
-                  body = checkNow(stage, ctx, ev.body, ev.status, ev.meta);
-                } catch (e) {
-                  return fail(e);
-                }
-                inBackground(stage, ctx, body, ev.status);
-                subscriber.next(answered(ev, body));
-                subscriber.complete();
-                return;
-              }
-              checking = true;
-              check(stage, ctx, ev.body, ev.status, ev.meta).then((body) => {
-                if (closed) return;
-                inBackground(stage, ctx, body, ev.status);
-                subscriber.next(answered(ev, body));
-                subscriber.complete();
-              }, fail);
-              return;
-            }
-            chunks ??= [];
-            if (ev.type === 'stream-start') start = ev;
-            else if (ev.data !== '') {
-              try {
-                chunks.push(JSON.parse(ev.data) as Record<string, unknown>);
-              } catch {
-                // not a JSON chunk: nothing to assemble from it
-              }
-            }
-            if (stage.hold) (held ??= []).push(ev);
-            else subscriber.next(ev);
-          },
-          error: fail,
-          complete() {
-            if (chunks === undefined) {
-              // No stream: a JSON answer checked at once or passed on ends here; one whose checks
-              // wait on I/O completes when they are done (above).
-              if (!checking) subscriber.complete();
-              return;
-            }
-            const ep = endpoint as CheckEndpoint;
-            const assembled = chunksToJson(ep, chunks as never);
-            // A stream's events start with stream-start; the fallback only keeps the types honest.
-            check(stage, ctx, assembled, 200, start?.meta ?? { provider: '', target, retries: 0 }).then((body) => {
-              if (closed) return;
-              inBackground(stage, ctx, body, 200);
-              if (stage.hold) {
-                if (body === assembled) for (const ev of held!) subscriber.next(ev);
-                else {
-                  subscriber.next(start!);
-                  for (const c of jsonToChunks(ep, body as never)) subscriber.next({ type: 'chunk', data: JSON.stringify(c) });
-                }
-              }
-              subscriber.complete();
-            }, fail);
-          },
-        });
-        return () => {
-          closed = true;
-          sub.unsubscribe();
-        };
-      });
+  return (source) =>
+    defer(() => {
+      const stream = new StreamSeen(endpoint as CheckEndpoint, stage.hold);
+      return source.pipe(
+        tap((ev) => stream.see(ev)),
+        filter((ev) => ev.type === 'json' || !stage.hold),
+        concatMap((ev) => (ev.type === 'json' ? checkedJson(stage, ev) : of(ev))),
+        concatWith(defer(() => (stream.seen ? checkedStream(stage, stream) : EMPTY))),
+      );
+    });
+}
+
+/** The check input of an answer: the request as it was sent, the answer's body and texts. */
+function answerInput(ctx: HookedRequest, body: unknown, status: number): CheckInput {
+  const req = ctx.request;
+  return responseInput({ endpoint: req.endpoint as CheckEndpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId, response: { body, status } });
+}
+
+/**
+ * The answer's body after the sync hooks (a mutator's), each result taken into the account with the
+ * target; a denial is the 446, a failure without deny marks `meta`. The async hooks then run on it.
+ */
+function checked(stage: AnswerStage, body: unknown, status: number, meta: AnswerMeta): Observable<unknown> {
+  const take = (h: HookSpec, run: HookRun): void => {
+    const result = { ...run.result, target: stage.target };
+    takeResult(stage.deps.telemetry, accountOf(stage.outcome), 'after', h.list, result);
+    if (!result.verdict) meta.hooksFailed = true;
   };
+  return runInTurn(stage.sync, answerInput(stage.outcome, body, status), stage.deps.checks, take).pipe(
+    map((after) => {
+      const final = after.response!.body;
+      inBackground(stage, final, status);
+      return final;
+    }),
+  );
+}
+
+/** Async hooks on the final answer, after it was sent: measured and logged, never changing it. */
+function inBackground(stage: AnswerStage, body: unknown, status: number): void {
+  if (stage.background.length > 0) runInBackground(stage.background, answerInput(stage.outcome, body, status), stage.deps, stage.outcome.traceId, 'response', stage.target);
+}
+
+/** A JSON answer checked: the event to send (the mutated body, when a mutator changed it). An error answer is not checked. */
+function checkedJson(stage: AnswerStage, ev: JsonEvent): Observable<GatewayEvent> {
+  if (ev.status < 200 || ev.status >= 300 || stage.sync.length === 0) {
+    inBackground(stage, ev.body, ev.status);
+    return of(ev);
+  }
+  return checked(stage, ev.body, ev.status, ev.meta).pipe(
+    map((body): GatewayEvent => (body === ev.body ? ev : { type: 'json', status: ev.status, body, meta: ev.meta, ...(ev.usage ? { usage: ev.usage } : {}) })),
+  );
+}
+
+/** A stream's events as they passed: its start, its parsed chunks, and, when held, every event (for the replay). */
+class StreamSeen {
+  start: StreamStart | undefined;
+  readonly chunks: Record<string, unknown>[] = [];
+  readonly events: GatewayEvent[] = [];
+  seen = false;
+
+  constructor(
+    readonly endpoint: CheckEndpoint,
+    private readonly hold: boolean,
+  ) {}
+
+  see(ev: GatewayEvent): void {
+    if (ev.type === 'json') return;
+    this.seen = true;
+    if (this.hold) this.events.push(ev);
+    if (ev.type === 'stream-start') this.start = ev;
+    else if (ev.data !== '') {
+      try {
+        this.chunks.push(JSON.parse(ev.data) as Record<string, unknown>);
+      } catch {
+        // not a JSON chunk: nothing to assemble from it
+      }
+    }
+  }
+}
+
+/**
+ * A stream's hooks at its end, on the assembled answer. A held stream is then sent: replayed as it
+ * came, or as the mutated answer's chunks.
+ */
+function checkedStream(stage: AnswerStage, s: StreamSeen): Observable<GatewayEvent> {
+  const assembled = chunksToJson(s.endpoint, s.chunks as never);
+  // A stream's events start with stream-start; the fallback only keeps the types honest.
+  const meta = s.start?.meta ?? { provider: '', target: stage.target, retries: 0 };
+  return checked(stage, assembled, 200, meta).pipe(
+    mergeMap((body): Observable<GatewayEvent> => {
+      if (!stage.hold) return EMPTY;
+      if (body === assembled) return from(s.events);
+      const chunks = jsonToChunks(s.endpoint, body as never).map((c): GatewayEvent => ({ type: 'chunk', data: JSON.stringify(c) }));
+      return from([s.start!, ...chunks]);
+    }),
+  );
 }

@@ -1,8 +1,8 @@
-import { Observable, of } from 'rxjs';
+import { of } from 'rxjs';
 import type { HookSpec } from '../checks/hooks.js';
 import { cacheKeys } from '../cache/key.js';
 import { withCache } from '../operators/cache.js';
-import { requestHooks, requestHooksNow, type HookStageDeps } from '../operators/request-hooks.js';
+import { requestHooks, type HookStageDeps } from '../operators/request-hooks.js';
 import { nodeIdentity, routesOnMetadata } from '../plan/identity.js';
 import type { PlanNode } from '../plan/types.js';
 import type { GatewayEvent } from '../upstream/events.js';
@@ -11,23 +11,8 @@ import { after, type Wrap } from './stage.js';
 
 /** Input guardrails or before hooks in front of the run inside: a deny is a 446 and that run never starts. */
 export function hookGate(hooks: readonly HookSpec[], deps: HookStageDeps): Wrap {
-  const now = requestHooksNow(hooks, deps);
-  if (now) {
-    // Hooks that only compute run at once when the node is subscribed (not when its Observable is
-    // made: a strategy may make a child's and never run it); a throw is the 446.
-    return (inner) => (ctx) =>
-      new Observable<GatewayEvent>((subscriber) => {
-        try {
-          now(ctx.outcome);
-        } catch (e) {
-          subscriber.error(e);
-          return;
-        }
-        return inner(ctx).subscribe(subscriber);
-      });
-  }
-  const stage = requestHooks(hooks, deps);
-  return (inner) => (ctx) => after(stage(of(ctx.outcome)), inner, ctx);
+  const stage = requestHooks({ hooks, deps });
+  return (inner) => (ctx) => after(of(ctx.outcome).pipe(stage), inner, ctx);
 }
 
 /** The cache in front of the run inside, at the level that declares it: keys are made in cache/key.ts. */

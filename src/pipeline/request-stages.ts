@@ -59,6 +59,6 @@ export const REQUEST_STAGES: readonly Stage<PlanNode, RequestEnv>[] = [
   {
     name: 'hook results',
     declared: (plan) => plan.settings.strict_vendor_compliance !== true && hasHooks(plan),
-    wrap: () => (inner) => (ctx) => inner(ctx).pipe(hookResults(ctx.outcome, false)),
+    wrap: () => (inner) => (ctx) => inner(ctx).pipe(hookResults({ outcome: ctx.outcome })),
   },
 ];

@@ -23,8 +23,7 @@ export function policyOf(node: TargetNode): BreakerPolicy | undefined {
  * and breaker: a 446 is an error that retry (on_status_codes: [446]) and fallback see.
  */
 export function answerHooksStage(hooks: readonly HookSpec[], node: TargetNode, deps: HookStageDeps): Wrap {
-  const stage = responseHooks(hooks, node.path, deps);
-  return (inner) => (ctx) => inner(ctx).pipe(stage(ctx.outcome));
+  return (inner) => (ctx) => inner(ctx).pipe(responseHooks({ hooks, target: node.path, deps, outcome: ctx.outcome }));
 }
 
 /** Retries within the request's time budget; one operator per endpoint (metric labels differ), made on first use. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { deniedError, denialMessage, requestHooks, requestHooksNow } from '../../src/operators/request-hooks.js';
-import { hookResultsJson } from '../../src/checks/hook-results-json.js';
-import type { HookAccount, HookResult } from '../../src/checks/hooks.js';
+import { of, type Observable } from 'rxjs';
+import { deniedError, denialMessage, requestHooks, type HookedRequest } from '../../src/operators/request-hooks.js';
+import { hookResultsBody, type HookAccount, type HookResult } from '../../src/checks/hooks.js';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { gate } from '../routing/helpers.js';
 import { chatCtx, compile, run1, stageDepsPerTest } from './hook-stages.helpers.js';
@@ -13,7 +13,7 @@ const SSN = { 'default.regexMatch': { rule: '\\d{3}-\\d{2}-\\d{4}', not: true },
 describe('requestHooks', () => {
   it('a passing guardrail lets the request through with its result on the account and a metric per check', async () => {
     const { deps: d, calls } = deps();
-    const ctx = await run1(chatCtx('hello there'), requestHooks(compile('input_guardrails', [{ ...SSN, deny: true }]), d));
+    const ctx = await run1(chatCtx('hello there'), requestHooks({ hooks: compile('input_guardrails', [{ ...SSN, deny: true }]), deps: d }));
     expect(ctx.hooks?.failed).toBe(false);
     expect(ctx.hooks?.before).toHaveLength(1);
     expect(ctx.hooks!.before[0]).toMatchObject({ id: 'input_guardrails[0]', verdict: true, deny: false, transformed: false });
@@ -29,7 +29,7 @@ describe('requestHooks', () => {
 
   it('a failing guardrail with deny is a 446 carrying hook_results, and nothing is emitted', async () => {
     const { deps: d, calls } = deps();
-    const e = await run1(chatCtx('my ssn is 123-45-6789'), requestHooks(compile('input_guardrails', [{ ...SSN, deny: true }]), d)).catch((x: unknown) => x);
+    const e = await run1(chatCtx('my ssn is 123-45-6789'), requestHooks({ hooks: compile('input_guardrails', [{ ...SSN, deny: true }]), deps: d })).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(GatewayError);
     const ge = e as GatewayError;
     expect([ge.status, ge.code]).toEqual([446, 'hooks_failed']);
@@ -40,7 +40,7 @@ describe('requestHooks', () => {
 
   it('a failing guardrail without deny marks the request (246) and lets it through', async () => {
     const { deps: d } = deps();
-    const ctx = await run1(chatCtx('one two three four five six seven'), requestHooks(compile('input_guardrails', [SSN]), d));
+    const ctx = await run1(chatCtx('one two three four five six seven'), requestHooks({ hooks: compile('input_guardrails', [SSN]), deps: d }));
     expect(ctx.hooks?.failed).toBe(true);
     expect(ctx.hooks!.before[0]!.checks.find((c) => c.id === 'default.wordCount')?.verdict).toBe(false);
   });
@@ -50,7 +50,7 @@ describe('requestHooks', () => {
     const before = chatCtx('hello');
     const original = before.request.body;
     const hooks = compile('input_guardrails', [{ 'default.addPrefix': { prefix: 'SAFE: ' } }, { 'default.contains': { words: ['SAFE'], operator: 'any' }, deny: true }]);
-    const ctx = await run1(before, requestHooks(hooks, d));
+    const ctx = await run1(before, requestHooks({ hooks, deps: d }));
     expect((ctx.request.body as { messages: { content: string }[] }).messages[0]!.content).toBe('SAFE: hello');
     expect(ctx.hooks!.before.map((h) => [h.verdict, h.transformed])).toEqual([
       [true, true],
@@ -64,7 +64,7 @@ describe('requestHooks', () => {
     const { deps: d } = deps();
     const ctx = chatCtx('x', 'models');
     ctx.request.body = undefined;
-    const out = await run1(ctx, requestHooks(compile('input_guardrails', [{ ...SSN, deny: true }]), d));
+    const out = await run1(ctx, requestHooks({ hooks: compile('input_guardrails', [{ ...SSN, deny: true }]), deps: d }));
     expect(out).toBe(ctx);
     expect(out.hooks).toBeUndefined();
   });
@@ -72,7 +72,7 @@ describe('requestHooks', () => {
   it('a hook that waits on I/O (webhook) is awaited before the request goes on, and its verdict counts', async () => {
     const { deps: d } = deps();
     const hook = await webhook(false);
-    const e = await run1(chatCtx('hello'), requestHooks(compile('input_guardrails', [{ 'default.webhook': { webhookURL: hook.url }, deny: true }]), d)).catch((x: unknown) => x);
+    const e = await run1(chatCtx('hello'), requestHooks({ hooks: compile('input_guardrails', [{ 'default.webhook': { webhookURL: hook.url }, deny: true }]), deps: d })).catch((x: unknown) => x);
     expect((e as GatewayError).status).toBe(446);
     expect(hook.hits()).toBe(1);
   });
@@ -82,7 +82,7 @@ describe('requestHooks', () => {
     const held = gate();
     const hook = await webhook(true, held.promise);
     const ctx = chatCtx('hello');
-    const done = run1(ctx, requestHooks(compile('input_guardrails', [{ 'default.webhook': { webhookURL: hook.url }, deny: true }]), d));
+    const done = run1(ctx, requestHooks({ hooks: compile('input_guardrails', [{ 'default.webhook': { webhookURL: hook.url }, deny: true }]), deps: d }));
     await hook.waitForHit();
     const changed = { ...ctx.request, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'SAFE: hello' }] } };
     ctx.request = changed; // what another contender's mutator did meanwhile
@@ -97,7 +97,7 @@ describe('requestHooks', () => {
     const held = gate();
     const hook = await webhook(false, held.promise);
     const hooks = compile('before_request_hooks', [{ id: 'audit', type: 'guardrail', async: true, checks: [{ id: 'default.webhook', parameters: { webhookURL: hook.url } }], on_fail: { deny: true } }]);
-    const ctx = await run1(chatCtx('hello'), requestHooks(hooks, d));
+    const ctx = await run1(chatCtx('hello'), requestHooks({ hooks, deps: d }));
     // through, unmarked: the async hook's failure never changes the request
     expect(ctx.hooks).toBeUndefined();
     expect(asyncResults).toEqual([]);
@@ -112,42 +112,39 @@ describe('requestHooks', () => {
   });
 });
 
-describe('requestHooksNow (the plan runs all-computing stages without an Observable)', () => {
-  it('is undefined when a sync hook may wait on I/O', () => {
-    const { deps: d } = deps();
-    expect(requestHooksNow(compile('input_guardrails', [{ 'default.webhook': { webhookURL: 'http://127.0.0.1:9/x' }, deny: true }]), d)).toBeUndefined();
-  });
+/** What `obs` emitted or threw during its subscription (before the subscription call returned). */
+function during<T>(obs: Observable<T>): { values: T[]; error?: unknown; completed: boolean } {
+  const seen: { values: T[]; error?: unknown; completed: boolean } = { values: [], completed: false };
+  obs.subscribe({ next: (v) => seen.values.push(v), error: (e: unknown) => (seen.error = e), complete: () => (seen.completed = true) });
+  return seen;
+}
 
-  it('runs the hooks at once: a pass is on the account, a mutation replaces the body, a deny throws the 446', () => {
+describe('requestHooks: hooks that only compute run during the subscription', () => {
+  it('a pass is on the account, a mutation replaces the body, a deny is the 446, all before subscribe returns', () => {
     const { deps: d } = deps();
-    const now = requestHooksNow(compile('input_guardrails', [{ 'default.addPrefix': { prefix: 'SAFE: ' } }, { ...SSN, deny: true }]), d)!;
+    const stage = requestHooks<HookedRequest>({ hooks: compile('input_guardrails', [{ 'default.addPrefix': { prefix: 'SAFE: ' } }, { ...SSN, deny: true }]), deps: d });
     const ok = chatCtx('hello');
-    now(ok);
+    expect(during(of(ok).pipe(stage))).toEqual({ values: [ok], completed: true });
     expect(ok.hooks?.before.map((h) => [h.verdict, h.transformed])).toEqual([
       [true, true],
       [true, false],
     ]);
     expect((ok.request.body as { messages: { content: string }[] }).messages[0]!.content).toBe('SAFE: hello');
     const bad = chatCtx('ssn 123-45-6789');
-    let thrown: unknown;
-    try {
-      now(bad);
-    } catch (e) {
-      thrown = e;
-    }
-    expect(thrown).toBeInstanceOf(GatewayError);
-    expect([(thrown as GatewayError).status, (thrown as GatewayError).code]).toEqual([446, 'hooks_failed']);
+    const denied = during(of(bad).pipe(stage));
+    expect(denied.values).toEqual([]);
+    expect(denied.error).toBeInstanceOf(GatewayError);
+    expect([(denied.error as GatewayError).status, (denied.error as GatewayError).code]).toEqual([446, 'hooks_failed']);
     expect(bad.hooks?.before.at(-1)?.deny).toBe(true);
   });
 
   it('passes the models endpoint and a request without a body untouched', () => {
     const { deps: d } = deps();
-    const now = requestHooksNow(compile('input_guardrails', [{ 'default.notNull': {}, deny: true }]), d)!;
+    const stage = requestHooks<HookedRequest>({ hooks: compile('input_guardrails', [{ 'default.notNull': {}, deny: true }]), deps: d });
     const models = chatCtx('x', 'models');
-    now(models);
     const bodiless = chatCtx('x');
     bodiless.request.body = undefined;
-    now(bodiless);
+    expect(during(of(models, bodiless).pipe(stage))).toEqual({ values: [models, bodiless], completed: true });
     expect([models.hooks, bodiless.hooks]).toEqual([undefined, undefined]);
   });
 });
@@ -169,7 +166,7 @@ describe('deniedError', () => {
     const results = deniedError(account, 'answer', denier, 'output_guardrails').extra?.hook_results as { after_request_hooks: HookResult[] };
     const scrubbed = results.after_request_hooks[0]!;
     expect(scrubbed.checks[0]!.data).toBeNull();
-    expect(hookResultsJson({ before: [], after: [scrubbed], failed: false })).not.toContain('the secret answer');
+    expect(JSON.stringify(hookResultsBody({ before: [], after: [scrubbed], failed: false }))).not.toContain('the secret answer');
     expect(passed.checks[0]!.data).toEqual({ quoted: 'the secret answer' });
   });
 });

@@ -31,7 +31,7 @@ describe('responseHooks', () => {
     const { deps: d } = deps();
     const ctx = chatCtx('hi');
     const ev = answer('All good.');
-    const out = await runAll(of<GatewayEvent>(ev), responseHooks(compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), 'config.targets[0]', d)(ctx));
+    const out = await runAll(of<GatewayEvent>(ev), responseHooks({ hooks: compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), target: 'config.targets[0]', deps: d, outcome: ctx }));
     expect(out).toHaveLength(1);
     expect(out[0]).toBe(ev);
     expect(ctx.hooks!.after.map((h) => [h.verdict, h.target, h.checks.length])).toEqual([[true, 'config.targets[0]', 2]]);
@@ -40,7 +40,7 @@ describe('responseHooks', () => {
 
   it('a denied JSON answer is a 446 that never quotes it', async () => {
     const { deps: d } = deps();
-    const e = await runAll(of<GatewayEvent>(answer('This is confidential: the launch code is 0000.')), responseHooks(compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), 'config', d)(chatCtx('hi'))).catch((x: unknown) => x);
+    const e = await runAll(of<GatewayEvent>(answer('This is confidential: the launch code is 0000.')), responseHooks({ hooks: compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), target: 'config', deps: d, outcome: chatCtx('hi') })).catch((x: unknown) => x);
     expect((e as GatewayError).status).toBe(446);
     expect(JSON.stringify((e as GatewayError).toBody('t'))).not.toContain('launch code');
   });
@@ -49,7 +49,7 @@ describe('responseHooks', () => {
     const { deps: d } = deps();
     const ctx = chatCtx('hi');
     const ev = answer('confidential');
-    const out = await runAll(of<GatewayEvent>(ev), responseHooks(compile('output_guardrails', [NO_SECRETS]), 'config', d)(ctx));
+    const out = await runAll(of<GatewayEvent>(ev), responseHooks({ hooks: compile('output_guardrails', [NO_SECRETS]), target: 'config', deps: d, outcome: ctx }));
     expect(out).toEqual([ev]);
     expect(ctx.hooks!.failed).toBe(true);
     expect((out[0] as { meta: { hooksFailed?: boolean } }).meta.hooksFailed).toBe(true);
@@ -60,28 +60,28 @@ describe('responseHooks', () => {
     const hook = await webhook(true);
     const ctx = chatCtx('hi');
     const ev = answer('fine');
-    expect(await runAll(of<GatewayEvent>(ev), responseHooks(compile('output_guardrails', [{ 'default.webhook': { webhookURL: hook.url }, deny: true }]), 'config', d)(ctx))).toEqual([ev]);
+    expect(await runAll(of<GatewayEvent>(ev), responseHooks({ hooks: compile('output_guardrails', [{ 'default.webhook': { webhookURL: hook.url }, deny: true }]), target: 'config', deps: d, outcome: ctx }))).toEqual([ev]);
     expect(hook.hits()).toBe(1);
     expect(ctx.hooks!.after.map((h) => h.verdict)).toEqual([true]);
   });
 
   it('a source that ends without an answer ends the stage', async () => {
     const { deps: d } = deps();
-    expect(await runAll(EMPTY, responseHooks(compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), 'config', d)(chatCtx('hi')))).toEqual([]);
+    expect(await runAll(EMPTY, responseHooks({ hooks: compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), target: 'config', deps: d, outcome: chatCtx('hi') }))).toEqual([]);
   });
 
   it('an error answer passes untouched: hooks check answers, not failures', async () => {
     const { deps: d } = deps();
     const ctx = chatCtx('hi');
     const ev: GatewayEvent = { type: 'json', status: 500, body: { error: { message: 'confidential' } }, meta };
-    expect(await runAll(of<GatewayEvent>(ev), responseHooks(compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), 'config', d)(ctx))).toEqual([ev]);
+    expect(await runAll(of<GatewayEvent>(ev), responseHooks({ hooks: compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), target: 'config', deps: d, outcome: ctx }))).toEqual([ev]);
     expect(ctx.hooks).toBeUndefined();
   });
 
   it('a mutator replaces the answer body (and drops the provider text it no longer matches)', async () => {
     const { deps: d } = deps();
     const ctx = chatCtx('hi');
-    const out = await runAll(of<GatewayEvent>(answer('call 555-0100 now')), responseHooks(compile('output_guardrails', [{ 'default.regexReplace': { rule: '\\d{3}-\\d{4}', redactText: '[PHONE]' } }]), 'config', d)(ctx));
+    const out = await runAll(of<GatewayEvent>(answer('call 555-0100 now')), responseHooks({ hooks: compile('output_guardrails', [{ 'default.regexReplace': { rule: '\\d{3}-\\d{4}', redactText: '[PHONE]' } }]), target: 'config', deps: d, outcome: ctx }));
     const ev = out[0] as Extract<GatewayEvent, { type: 'json' }>;
     expect((ev.body as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe('call [PHONE] now');
     expect(ev.raw).toBeUndefined();
@@ -92,14 +92,14 @@ describe('responseHooks', () => {
     const { deps: d } = deps();
     const ctx = chatCtx('hi', 'embeddings');
     const ev: GatewayEvent = { type: 'json', status: 200, body: { data: [] }, meta };
-    expect(await runAll(of<GatewayEvent>(ev), responseHooks(compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), 'config', d)(ctx))).toEqual([ev]);
+    expect(await runAll(of<GatewayEvent>(ev), responseHooks({ hooks: compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), target: 'config', deps: d, outcome: ctx }))).toEqual([ev]);
     expect(ctx.hooks).toBeUndefined();
   });
 
   describe('streams', () => {
     it('with a deny: nothing is emitted until the assembled answer passed, then the stream is replayed as it came', async () => {
       const { deps: d } = deps();
-      const { src, seen, ended } = driven(responseHooks(compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), 'config', d)(chatCtx('hi')));
+      const { src, seen, ended } = driven(responseHooks({ hooks: compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), target: 'config', deps: d, outcome: chatCtx('hi') }));
       const events = stream(['Hello', ' there']);
       for (const e of events) src.next(e);
       expect(seen).toEqual([]);
@@ -110,7 +110,7 @@ describe('responseHooks', () => {
 
     it('with a deny: a bad answer is a 446 before any byte', async () => {
       const { deps: d } = deps();
-      const { src, seen, ended } = driven(responseHooks(compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), 'config', d)(chatCtx('hi')));
+      const { src, seen, ended } = driven(responseHooks({ hooks: compile('output_guardrails', [{ ...NO_SECRETS, deny: true }]), target: 'config', deps: d, outcome: chatCtx('hi') }));
       for (const e of stream(['This is ', 'confidential'])) src.next(e);
       src.complete();
       expect(((await ended) as GatewayError).status).toBe(446);
@@ -120,7 +120,7 @@ describe('responseHooks', () => {
     it('without a deny: chunks flow as they come and the checks run on the assembled answer at its end', async () => {
       const { deps: d } = deps();
       const ctx = chatCtx('hi');
-      const { src, seen, ended } = driven(responseHooks(compile('output_guardrails', [NO_SECRETS]), 'config', d)(ctx));
+      const { src, seen, ended } = driven(responseHooks({ hooks: compile('output_guardrails', [NO_SECRETS]), target: 'config', deps: d, outcome: ctx }));
       const events = stream(['This is ', 'confidential']);
       src.next(events[0]!);
       src.next(events[1]!);
