@@ -11,7 +11,6 @@ import { buildPlan, type PlanDeps } from '../plan/build-plan.js';
 import { guardrailLookup } from '../management/guardrails.js';
 import type { Basics } from './basics.js';
 import { buildUsageLimits } from './limits.js';
-import { usageLimit } from '../operators/usage-limit.js';
 import type { Providers } from './providers.js';
 import type { State } from './state.js';
 
@@ -59,7 +58,7 @@ export function buildPipeline(b: Basics, random: () => number, providers: Provid
   return {
     planDeps,
     deps,
-    stages: { usageLimit: usageLimit({ limits: usageLimits }), ledger: usageLimits },
+    stages: { usageLimits, ledger: usageLimits },
     close() {
       usageLimits.stop();
       return checkDeps.close();

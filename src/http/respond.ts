@@ -4,7 +4,6 @@ import type { Exchange } from './exchange.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { clientError, sendError } from './errors.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
-import type { Flow } from '../upstream/flow.js';
 import { formatCost } from '../pricing/cost.js';
 
 function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): void {
@@ -15,6 +14,131 @@ function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): 
   res.setHeader('x-gateway-cache-status', meta.cacheStatus ?? 'DISABLED');
   if (meta.paramsMapped !== undefined) res.setHeader('x-gateway-params-mapped', meta.paramsMapped);
   if (meta.upstreamHeaders) for (const k in meta.upstreamHeaders) res.setHeader(k, meta.upstreamHeaders[k]!);
+}
+
+/** A JSON answer: its headers (the request's cost among them), its status, its body as the front door frames it. */
+function writeJson(ex: Exchange, ev: Extract<GatewayEvent, { type: 'json' }>): void {
+  const res = ex.res;
+  setAnswerHeaders(ex, res, ev.meta);
+  // The request's cost (USD), priced before the answer reached here; a stream's headers go before
+  // its usage is known, so only JSON answers carry it.
+  const cost = ex.ctx?.outcome.cost;
+  if (cost !== undefined) res.setHeader('x-gateway-cost', formatCost(cost));
+  res.statusCode = ev.status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.end(ex.framing.json(ev));
+}
+
+/** The answer's events are over: a stream's end frame (a stream that ended before any content is still a well-formed, complete one). */
+function endAnswer(ex: Exchange): void {
+  const res = ex.res;
+  if (res.writableEnded) return;
+  if (res.headersSent) res.end(ex.framing.end);
+  else if (ex.req.method !== 'HEAD') {
+    res.writeHead(200, ex.framing.streamHeaders);
+    res.end(ex.framing.end);
+  }
+}
+
+/**
+ * One answer being written to its client: its events as the exchange's front door frames them
+ * (`ex.framing`, src/ingress/), its end, and the client's backpressure. One object per request, the
+ * answer's observer itself; the drain listener and the stall timer exist only while the client's
+ * socket is full.
+ */
+class Writer {
+  private sub: Subscription | undefined;
+  private done = false;
+  private stall: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ex: Exchange,
+    private readonly stallMs: number,
+  ) {}
+
+  /** Subscribes to `events`; the client leaving (the response's 'close') unsubscribes. */
+  start(events: Observable<GatewayEvent>): void {
+    const ex = this.ex;
+    // Before the request log's own 'close' listener, so the log line sees client_aborted.
+    ex.res.prependListener('close', () => this.closed());
+    const subscription = events.subscribe(this);
+    if (!this.done) {
+      this.sub = subscription;
+      ex.subscription = subscription;
+    }
+  }
+
+  next(ev: GatewayEvent): void {
+    const { ex } = this;
+    switch (ev.type) {
+      case 'json':
+        writeJson(ex, ev);
+        return;
+      case 'stream-start':
+        setAnswerHeaders(ex, ex.res, ev.meta);
+        ex.res.writeHead(200, ex.framing.streamHeaders);
+        return;
+      case 'chunk':
+        if (ev.data !== '' && !ex.res.write(ev.comment ? ex.framing.comment(ev.data) : ex.framing.chunk(ev.data, ev.event))) this.hold();
+        return;
+    }
+  }
+
+  error(err: unknown): void {
+    this.finish();
+    if (!this.ex.interrupted) endWithError(this.ex, err);
+  }
+
+  complete(): void {
+    this.finish();
+    endAnswer(this.ex);
+  }
+
+  private finish(): void {
+    this.done = true;
+    this.ex.subscription = undefined;
+  }
+
+  /** The response closed: the client left (unless the answer was over or interrupted), or it was answered. */
+  private closed(): void {
+    const ex = this.ex;
+    if (this.stall) clearTimeout(this.stall);
+    ex.ctx?.flow?.close();
+    if (!this.done) {
+      this.finish();
+      if (!ex.interrupted) ex.clientAborted = true;
+      this.sub?.unsubscribe();
+    }
+    this.sub = undefined;
+  }
+
+  /** The client's socket is full: hold the upstream back until it drains, for at most `stallMs`. */
+  private hold(): void {
+    // The request's flow exists once the edge has parsed the request (a stream request only).
+    const flow = this.ex.ctx?.flow;
+    if (!flow || flow.held) return;
+    flow.pause();
+    this.ex.res.once('drain', () => this.drained());
+    this.stall = setTimeout(() => this.stalled(), this.stallMs);
+  }
+
+  private drained(): void {
+    if (this.stall) clearTimeout(this.stall);
+    this.stall = undefined;
+    this.ex.ctx?.flow?.resume();
+  }
+
+  /** The client took nothing for `stallMs`: the socket is destroyed, the upstream aborted. */
+  private stalled(): void {
+    const { ex } = this;
+    if (ex.res.writableFinished) return;
+    ex.error = new GatewayError('request_timeout', `The client read nothing for ${this.stallMs} ms; the stream was cut.`);
+    if (!this.done) {
+      this.finish();
+      this.sub?.unsubscribe();
+    }
+    ex.res.destroy();
+  }
 }
 
 /**
@@ -30,97 +154,7 @@ function setAnswerHeaders(ex: Exchange, res: ServerResponse, meta: AnswerMeta): 
  * `stallMs` while paused is cut (the socket destroyed, the upstream aborted).
  */
 export function respond(events: Observable<GatewayEvent>, ex: Exchange, stallMs: number): void {
-  const res = ex.res;
-  const framing = ex.framing;
-  let sub: Subscription | undefined;
-  let done = false;
-  let stall: NodeJS.Timeout | undefined;
-  const finish = (): void => {
-    done = true;
-    ex.subscription = undefined;
-  };
-  // The request's flow exists once the edge has parsed the request (a stream request only).
-  const flowOf = (): Flow | undefined => ex.ctx?.flow;
-  const onClose = (): void => {
-    if (stall) clearTimeout(stall);
-    flowOf()?.close();
-    if (!done) {
-      finish();
-      if (!ex.interrupted) ex.clientAborted = true;
-      sub?.unsubscribe();
-    }
-    sub = undefined;
-  };
-  const onDrain = (): void => {
-    if (stall) clearTimeout(stall);
-    stall = undefined;
-    flowOf()?.resume();
-  };
-  const onStall = (): void => {
-    if (res.writableFinished) return;
-    ex.error = new GatewayError('request_timeout', `The client read nothing for ${stallMs} ms; the stream was cut.`);
-    if (!done) {
-      finish();
-      sub?.unsubscribe();
-    }
-    res.destroy();
-  };
-  /** The client's socket is full: hold the upstream back until it drains. */
-  const hold = (): void => {
-    const flow = flowOf();
-    if (!flow || flow.held) return;
-    flow.pause();
-    res.once('drain', onDrain);
-    stall = setTimeout(onStall, stallMs);
-  };
-  // Before the request log's own 'close' listener, so the log line sees client_aborted.
-  res.prependListener('close', onClose);
-  const fail = (err: unknown): void => {
-    if (ex.interrupted) return;
-    endWithError(ex, err);
-  };
-  const subscription = events.subscribe({
-    next(ev) {
-      switch (ev.type) {
-        case 'json': {
-          setAnswerHeaders(ex, res, ev.meta);
-          // The request's cost (USD), priced before the answer reached here; a stream's headers go
-          // before its usage is known, so only JSON answers carry it.
-          const cost = ex.ctx?.outcome.cost;
-          if (cost !== undefined) res.setHeader('x-gateway-cost', formatCost(cost));
-          res.statusCode = ev.status;
-          res.setHeader('content-type', 'application/json; charset=utf-8');
-          res.end(framing.json(ev));
-          return;
-        }
-        case 'stream-start':
-          setAnswerHeaders(ex, res, ev.meta);
-          res.writeHead(200, framing.streamHeaders);
-          return;
-        case 'chunk':
-          if (ev.data !== '' && !res.write(ev.comment ? framing.comment(ev.data) : framing.chunk(ev.data, ev.event))) hold();
-          return;
-      }
-    },
-    error(err: unknown) {
-      finish();
-      fail(err);
-    },
-    complete() {
-      finish();
-      if (res.writableEnded) return;
-      if (res.headersSent) res.end(framing.end);
-      else if (ex.req.method !== 'HEAD') {
-        // A stream that ended before any content: still a well-formed, complete SSE answer.
-        res.writeHead(200, framing.streamHeaders);
-        res.end(framing.end);
-      }
-    },
-  });
-  if (!done) {
-    sub = subscription;
-    ex.subscription = subscription;
-  }
+  new Writer(ex, stallMs).start(events);
 }
 
 /** An error as the answer: JSON when nothing was sent yet, else an SSE error event ending the stream. */

@@ -21,7 +21,10 @@ export interface Attempt {
   cost?: number | null;
 }
 
-/** What the stage and the ledger read from a request (the pipeline's RequestContext is one). */
+/**
+ * What the usage-limit stage (src/operators/usage-limit.ts) and the ledger read from a request: the
+ * pipeline's RequestOutcome is one (src/pipeline/outcome.ts), reading the request through to its context.
+ */
 export interface LimitedRequest {
   readonly traceId: string;
   readonly request: { readonly endpoint: Endpoint; readonly body: Record<string, unknown> | undefined };

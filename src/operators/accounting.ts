@@ -17,7 +17,7 @@ export interface UsageAccount {
   cost?: number;
 }
 
-/** What prices a request's answer and counts it when it is over (src/operators/usage-limit.ts). */
+/** What prices a request's answer and counts it when it is over (src/limits/ledger.ts is the gateway's). */
 export interface Ledger<A extends UsageAccount> {
   /** The request's cost in USD so far (undefined: a model without a price). */
   cost(account: A): number | undefined;

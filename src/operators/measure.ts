@@ -8,7 +8,7 @@ import type { Spent } from './accounting.js';
 /**
  * The union of time with at least one upstream call in flight (for the gateway-overhead figure): the
  * count of calls in flight, since when, and the milliseconds summed so far. Attempts of one request
- * (retries, fallbacks, hedges) share one clock.
+ * (retries, fallbacks, hedges) share one clock: the pipeline's RequestOutcome is one.
  */
 export interface UpstreamClock {
   upstreamActive: number;
@@ -16,7 +16,7 @@ export interface UpstreamClock {
   upstreamMs: number;
 }
 
-/** What a request's attempts came to. */
+/** What a request's attempts came to: the pipeline's RequestOutcome is one. */
 export interface AttemptAccount {
   /** Every attempt that answered (a JSON body, or a stream's start), with the usage it reported. */
   spent?: Spent[];

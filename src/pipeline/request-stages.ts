@@ -1,6 +1,7 @@
-import { of, throwError, type MonoTypeOperatorFunction } from 'rxjs';
+import { of, throwError } from 'rxjs';
 import { accounting, type Ledger } from '../operators/accounting.js';
 import { hookResults } from '../operators/hook-results.js';
+import { usageLimit, type UsageLimitOptions } from '../operators/usage-limit.js';
 import { hooksOf } from '../plan/hooks.js';
 import type { PlanNode } from '../plan/types.js';
 import type { RequestOutcome } from './outcome.js';
@@ -11,8 +12,8 @@ import { after, type Run, type Stage } from './stage.js';
  * out (an app built without usage limits or a ledger, as some tests and benchmarks build it).
  */
 export interface Stages {
-  /** Admission against the usage-limit policies (src/operators/usage-limit.ts): reserve, or 412. */
-  usageLimit?: MonoTypeOperatorFunction<RequestOutcome>;
+  /** The usage-limits service the admission stage asks (src/operators/usage-limit.ts): reserve, or 412. */
+  usageLimits?: UsageLimitOptions['limits'];
   /** Prices the answer and counts it when it ends (settles the usage-limit reservations). */
   ledger?: Ledger<RequestOutcome>;
 }
@@ -38,8 +39,13 @@ function hasHooks(node: PlanNode): boolean {
 export const REQUEST_STAGES: readonly Stage<PlanNode, RequestEnv>[] = [
   {
     name: 'usage limit',
-    declared: (_plan, env) => env.usageLimit !== undefined,
-    wrap: (_plan, env) => (inner) => (ctx) => after(env.usageLimit!(of(ctx.outcome)), inner, ctx),
+    declared: (_plan, env) => env.usageLimits !== undefined,
+    wrap: (_plan, env) => {
+      const limits = env.usageLimits!;
+      const admit = usageLimit<RequestOutcome>({ limits });
+      // Policies come and go at run time: while none is active, a request passes with nothing made.
+      return (inner) => (ctx) => (limits.idle() ? inner(ctx) : after(admit(of(ctx.outcome)), inner, ctx));
+    },
   },
   {
     name: 'plan',

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 
 export interface LogWriterOptions {
-  /** A batch is written once this many characters are waiting (default 8 KiB). */
+  /** A batch is written once this many characters are waiting (default 64 KiB). */
   batchChars?: number;
   /** Waiting lines are written at least this often, in ms (default 250). */
   flushMs?: number;
@@ -47,7 +47,7 @@ export class LogWriter {
     private readonly fd: number,
     opts: LogWriterOptions = {},
   ) {
-    this.batchChars = opts.batchChars ?? 8 * 1024;
+    this.batchChars = opts.batchChars ?? 64 * 1024;
     this.maxChars = opts.maxChars ?? 16 * 1024 * 1024;
     this.retryMs = opts.retryMs ?? 50;
     this.timer = setInterval(() => this.flush(), opts.flushMs ?? 250);

@@ -15,7 +15,8 @@ export function createLogger(level = 'info', destination?: DestinationStream): L
     base: undefined,
   };
   if (destination) return pino(opts, destination);
-  // Lines are batched into ~8 KiB writes (one syscall for dozens of request lines) and written at
+  // Lines are batched into ~64 KiB writes (one syscall for a hundred or more request lines; each write
+  // hands a buffer to the thread pool, which costs more than the bytes) and written at
   // least every 250 ms and on exit, so logging stays a small part of a request's CPU.
   const dest = new LogWriter(1);
   process.once('exit', () => dest.flushSync());
