@@ -1,7 +1,7 @@
 import { forwardedHeaders } from '../forward-headers.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ProviderRequest, Target, UpstreamRequest } from '../types.js';
-import { GCP_REGION } from '../../config/provider-fields.js';
+import { GCP_REGION } from '../../config/host-parts.js';
 import { withRegion } from '../hosts.js';
 import { VERTEX_AI, VERTEX_BASE_URL } from './descriptor.js';
 import { bad, type Json } from './gemini-messages.js';
