@@ -99,7 +99,7 @@ function generationConfig(body: Json): Json | undefined {
 export function toGeminiRequest(body: Json): Json {
   for (const k in body) {
     if (!TRANSLATED.has(k) && !DROPPED.has(k) && body[k] !== undefined) {
-      throw bad(k, `vertex-ai has no counterpart for "${k}"; remove it.`);
+      throw bad(k, `vertex-ai has no counterpart for "${k}"; remove it (see docs/providers.md, Vertex AI).`);
     }
   }
   const { system, contents } = translateMessages(body.messages as unknown[]);
