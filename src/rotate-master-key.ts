@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { MASTER_KEY_ENV, MasterKeyring, PREVIOUS_MASTER_KEYS_ENV } from './security/master-key.js';
 import { createRedis } from './state/redis/connection.js';
-import { resealVirtualKeys } from './state/redis/virtual-key-store.js';
+import { resealVirtualKeys } from './state/redis/virtual-key-reseal.js';
 
 const USAGE = `Usage: sluice rotate-master-key [--redis URL]
 

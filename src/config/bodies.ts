@@ -14,21 +14,12 @@
  */
 import { z } from 'zod';
 import { parseOrThrow } from './issues.js';
+import { bodyObjectError, pushIssue, streamOptionsCheck, whenFieldsValid } from './body-checks.js';
+import { tokenInput } from './token-input.js';
 
 // ---------------------------------------------------------------------------------------------
 // Shared pieces
 // ---------------------------------------------------------------------------------------------
-
-function kindOf(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  if (v === undefined) return 'nothing';
-  return `a ${typeof v}`;
-}
-
-/** The top-level error for a body that is not a JSON object (array, string, number, null...). */
-const bodyObjectError = (iss: { code?: string; input?: unknown }): string | undefined =>
-  iss.code === 'invalid_type' ? `expected a JSON object, got ${kindOf(iss.input)}` : undefined;
 
 const temperature = z.number().min(0).max(2);
 const topP = z.number().min(0).max(1);
@@ -54,126 +45,6 @@ const stop = z.union([z.string(), z.array(z.string()).max(4)], {
 });
 
 const streamOptions = z.looseObject({ include_usage: z.boolean().optional() });
-
-type Path = (string | number)[];
-
-function pushIssue(ctx: z.core.ParsePayload, path: Path, message: string, input: unknown): void {
-  ctx.issues.push({ code: 'custom', message, path, input });
-}
-
-/**
- * Runs an object-level cross-field check only when the body is an object and none of `keys` (nor the
- * body itself) already failed, so cross-field errors are reported alongside unrelated field errors
- * but never on top of a bad value of the same fields.
- */
-function whenFieldsValid(...keys: string[]) {
-  return (payload: z.core.ParsePayload): boolean => {
-    const v = payload.value;
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-    for (const iss of payload.issues) {
-      const head = iss.path?.[0];
-      if (head === undefined || keys.includes(head as string)) return false;
-    }
-    return true;
-  };
-}
-
-/**
- * `stream_options` is only accepted together with `stream: true` (OpenAI answers 400 otherwise).
- * Cross-field checks are zod checks on the payload (`_check` with `when`), not superRefine, which
- * attaches and deletes a closure on every payload it runs on.
- */
-const streamOptionsCheck = () =>
-  z.core._check<{ stream?: boolean | null; stream_options?: unknown }>(
-    (ctx) => {
-      const body = ctx.value;
-      if (body.stream_options != null && body.stream !== true) {
-        pushIssue(ctx, ['stream_options'], 'stream_options is only allowed when stream is true', body.stream_options);
-      }
-    },
-    { when: whenFieldsValid('stream', 'stream_options') },
-  );
-
-// ---------------------------------------------------------------------------------------------
-// Prompts and embedding inputs: string | string[] | number[] | number[][] in one pass
-// ---------------------------------------------------------------------------------------------
-
-type TokenInput = string | string[] | number[] | number[][];
-
-const isTokenId = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
-
-/**
- * Validates a prompt-like field. The kind of array is taken from its first element and every element
- * must then have that kind; the loop stops at the first bad element (one issue, precise path).
- */
-function checkTokenInput(value: unknown, ctx: z.core.ParsePayload, field: string, nonEmpty: boolean): void {
-  const expected = 'a string, an array of strings, an array of token ids or an array of token-id arrays';
-  if (typeof value === 'string') {
-    if (nonEmpty && value.length === 0) pushIssue(ctx, [], `${field} must not be an empty string`, value);
-    return;
-  }
-  if (!Array.isArray(value)) {
-    if (value === undefined) {
-      ctx.issues.push({ code: 'invalid_type', expected: 'string', path: [], input: value, message: `${field} is required` });
-    } else {
-      pushIssue(ctx, [], `${field} must be ${expected}, got ${kindOf(value)}`, value);
-    }
-    return;
-  }
-  if (value.length === 0) {
-    if (nonEmpty) pushIssue(ctx, [], `${field} must not be an empty array`, value);
-    return;
-  }
-  const first: unknown = value[0];
-  if (typeof first === 'string') {
-    for (let i = 0; i < value.length; i++) {
-      const s: unknown = value[i];
-      if (typeof s !== 'string') {
-        pushIssue(ctx, [i], `${field} is an array of strings, so every item must be a string; got ${kindOf(s)}`, s);
-        return;
-      }
-      if (nonEmpty && s.length === 0) {
-        pushIssue(ctx, [i], `${field} must not contain empty strings`, s);
-        return;
-      }
-    }
-    return;
-  }
-  if (typeof first === 'number') {
-    for (let i = 0; i < value.length; i++) {
-      if (!isTokenId(value[i])) {
-        pushIssue(ctx, [i], `${field} is an array of token ids, so every item must be an integer >= 0`, value[i]);
-        return;
-      }
-    }
-    return;
-  }
-  if (Array.isArray(first)) {
-    for (let i = 0; i < value.length; i++) {
-      const row: unknown = value[i];
-      if (!Array.isArray(row)) {
-        pushIssue(ctx, [i], `${field} is an array of token-id arrays, so every item must be an array; got ${kindOf(row)}`, row);
-        return;
-      }
-      if (nonEmpty && row.length === 0) {
-        pushIssue(ctx, [i], `${field} must not contain empty token arrays`, row);
-        return;
-      }
-      for (let j = 0; j < row.length; j++) {
-        if (!isTokenId(row[j])) {
-          pushIssue(ctx, [i, j], 'token ids must be integers >= 0', row[j]);
-          return;
-        }
-      }
-    }
-    return;
-  }
-  pushIssue(ctx, [0], `${field} must be ${expected}; got an array of ${kindOf(first).replace(/^an? /, '')}s`, first);
-}
-
-function tokenInput(field: string, nonEmpty: boolean) {
-  return z.custom<TokenInput>().check((ctx) => checkTokenInput(ctx.value, ctx, field, nonEmpty));
-}
 
 // ---------------------------------------------------------------------------------------------
 // POST /v1/chat/completions

@@ -7,55 +7,13 @@
 import { z } from 'zod';
 import { parseOrThrow } from './issues.js';
 import { PROVIDER_FIELDS_SHAPE, providerKeySets } from './provider-fields.js';
-
-export { DeploymentSchema } from './provider-fields.js';
-
-// ---------------------------------------------------------------------------------------------
-// Small pieces
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** An HTTP status code as an integer. */
-const StatusCode = z
-  .number()
-  .int('status codes must be integers')
-  .min(100, 'status codes must be between 100 and 599')
-  .max(599, 'status codes must be between 100 and 599');
-
-const StatusCodes = z.array(StatusCode);
-
-/** retry.on_status_codes: configs written for other gateways give numbers or strings; take both. */
-const LooseStatusCode = z.preprocess(
-  (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v),
-  z
-    .number({ error: 'status codes must be integers or strings of digits such as "429"' })
-    .int('status codes must be integers')
-    .min(100, 'status codes must be between 100 and 599')
-    .max(599, 'status codes must be between 100 and 599'),
-);
-
-const JsonObject = z.record(z.string(), z.unknown());
-
-/**
- * A string or an object, each checked by its own schema so that a bad object field keeps its path
- * (a plain z.union would fold it into one `invalid_union` issue at the item).
- */
-function stringOrObject<S extends z.ZodType<string>, O extends z.ZodType>(str: S, obj: O) {
-  return z.unknown().transform((value, ctx): z.output<S> | z.output<O> => {
-    if (typeof value !== 'string' && !isPlainObject(value)) {
-      ctx.addIssue({ code: 'custom', message: 'expected a string or an object', input: value });
-      return z.NEVER;
-    }
-    const r = (typeof value === 'string' ? str : obj).safeParse(value);
-    if (r.success) return r.data as z.output<S> | z.output<O>;
-    for (const issue of r.error.issues) {
-      // Paths are relative here; the parents prefix their own keys as the issue bubbles up.
-      ctx.addIssue({ ...issue, input: value } as Parameters<typeof ctx.addIssue>[0]);
-    }
-    return z.NEVER;
-  });
-}
+import { isPlainObject, JsonObject, LooseStatusCode, StatusCodes } from './schema-parts.js';
+import {
+  AfterRequestHookSchema,
+  BeforeRequestHookSchema,
+  InputGuardrailEntrySchema,
+  OutputGuardrailEntrySchema,
+} from './hook-schemas.js';
 
 // ---------------------------------------------------------------------------------------------
 // Strategy, cache, retry, circuit breaker
@@ -155,84 +113,6 @@ export const CircuitBreakerSchema = z.strictObject({
   cooldown_interval: z.number().min(30_000),
   failure_status_codes: StatusCodes.optional(),
 });
-
-// ---------------------------------------------------------------------------------------------
-// Hooks and guardrails
-
-export const FeedbackSchema = z.strictObject({
-  value: z.number().optional(),
-  weight: z.number().optional(),
-  metadata: JsonObject.optional(),
-});
-
-/** on_fail / on_success that may deny (before hooks, output guardrails). */
-const OutcomeWithDeny = z.strictObject({
-  feedback: FeedbackSchema.optional(),
-  deny: z.boolean().optional(),
-});
-
-/** on_fail / on_success that holds only feedback (after hooks, input guardrails). */
-const OutcomeFeedbackOnly = z.strictObject({
-  feedback: FeedbackSchema.optional(),
-});
-
-export const HookCheckSchema = z.strictObject({
-  id: z.string().min(1),
-  parameters: JsonObject,
-});
-
-/**
- * Gateway additions to hooks and guardrail entries: `fail_on_error: false` lets a check that throws
- * or times out pass (fail open, by choice), `sequential` runs the checks one after the other, and
- * `timeout` is each check's time limit in ms.
- */
-const HookRunOptions = {
-  fail_on_error: z.boolean().optional(),
-  sequential: z.boolean().optional(),
-  timeout: z.number().int().min(1).max(60_000).optional(),
-};
-
-export const BeforeRequestHookSchema = z.strictObject({
-  id: z.string().min(1),
-  type: z.enum(['guardrail', 'mutator']).optional(),
-  checks: z.array(HookCheckSchema).optional(),
-  on_fail: OutcomeWithDeny.optional(),
-  on_success: OutcomeWithDeny.optional(),
-  ...HookRunOptions,
-});
-
-export const AfterRequestHookSchema = z.strictObject({
-  id: z.string().min(1),
-  type: z.enum(['guardrail', 'mutator']).optional(),
-  checks: z.array(HookCheckSchema).optional(),
-  async: z.boolean().optional(),
-  ...HookRunOptions,
-  on_fail: OutcomeFeedbackOnly.optional(),
-  on_success: OutcomeFeedbackOnly.optional(),
-});
-
-const GuardrailCheckParams = z.record(z.string(), z.unknown(), {
-  error: 'each extra key of a guardrail entry names a check and its value must be an object (the check parameters)',
-});
-
-function guardrailEntry(outcome: typeof OutcomeWithDeny | typeof OutcomeFeedbackOnly) {
-  const obj = z
-    .object({
-      id: z.string().optional(),
-      /** Pins a stored guardrail's version (with `id` naming it). */
-      version_id: z.string().optional(),
-      deny: z.boolean().optional(),
-      async: z.boolean().optional(),
-      on_fail: outcome.optional(),
-      on_success: outcome.optional(),
-      ...HookRunOptions,
-    })
-    .catchall(GuardrailCheckParams);
-  return stringOrObject(z.string().min(1, 'a guardrail id must not be empty'), obj);
-}
-
-export const InputGuardrailEntrySchema = guardrailEntry(OutcomeFeedbackOnly);
-export const OutputGuardrailEntrySchema = guardrailEntry(OutcomeWithDeny);
 
 // ---------------------------------------------------------------------------------------------
 // Required key sets
@@ -352,10 +232,6 @@ export type Strategy = z.infer<typeof StrategySchema>;
 export type CacheConfig = z.infer<typeof CacheSchema>;
 export type RetryConfig = z.infer<typeof RetrySchema>;
 export type CircuitBreakerConfig = z.infer<typeof CircuitBreakerSchema>;
-export type BeforeRequestHook = z.infer<typeof BeforeRequestHookSchema>;
-export type AfterRequestHook = z.infer<typeof AfterRequestHookSchema>;
-export type InputGuardrailEntry = z.infer<typeof InputGuardrailEntrySchema>;
-export type OutputGuardrailEntry = z.infer<typeof OutputGuardrailEntrySchema>;
 
 /** Parse a config or throw GatewayError invalid_config (400) whose `issues` name every bad path. */
 export function parseConfig(input: unknown, prefix: (string | number)[] = ['config']): Config {

@@ -109,6 +109,41 @@ function refuseStrategyFields(cfg: Config, path: string, headerFields: HeaderFie
   }
 }
 
+/** The virtual key a target uses (by virtual_key, or `@slug` when a stored key has that id) and the provider it names itself. */
+function targetKey(cfg: Config, path: string, deps: PlanDeps): { vkId?: string; vk?: VirtualKey; providerName?: string } {
+  let vkId = cfg.virtual_key;
+  let providerName = cfg.provider;
+  // `@slug` names a stored credential (the catalog) when one has that id, else a provider.
+  if (!vkId && providerName?.startsWith('@') && deps.virtualKeys.get(providerName.slice(1)) !== undefined) {
+    vkId = providerName.slice(1);
+    providerName = undefined;
+  }
+  if (!vkId) return { providerName };
+  if (vkId.startsWith('@')) vkId = vkId.slice(1);
+  const vk = deps.virtualKeys.get(vkId)?.value;
+  if (!vk) throw new GatewayError('virtual_key_not_found', `No virtual key has the id "${vkId}".`, { param: `${path}.virtual_key` });
+  return { vkId, vk, providerName };
+}
+
+/** The target's credential and fields: the config's own, else its virtual key's. */
+function targetOf(providerId: string, cfg: Config, vk: VirtualKey | undefined, customHost: string | undefined): Target {
+  const target: Target = { provider: providerId };
+  const apiKey = cfg.api_key ?? vk?.api_key;
+  if (apiKey !== undefined) target.api_key = apiKey;
+  if (customHost !== undefined) target.custom_host = customHost;
+  const org = cfg.vendor_organization ?? vk?.vendor_organization;
+  if (org !== undefined) target.vendor_organization = org;
+  const project = cfg.vendor_project ?? vk?.vendor_project;
+  if (project !== undefined) target.vendor_project = project;
+  let extra: Record<string, unknown> | undefined;
+  for (const f of EXTRA_FIELDS) {
+    const v = (cfg as Record<string, unknown>)[f] ?? (vk as Record<string, unknown> | undefined)?.[f];
+    if (v !== undefined) (extra ??= {})[f] = v;
+  }
+  if (extra) target.extra = extra;
+  return target;
+}
+
 function resolveTarget(
   cfg: Config,
   settings: NodeSettings,
@@ -117,19 +152,7 @@ function resolveTarget(
   headerFields: HeaderFields | undefined,
   hostFrom: string | undefined,
 ): Target {
-  let vkId = cfg.virtual_key;
-  let providerName = cfg.provider;
-  // `@slug` names a stored credential (the catalog) when one has that id, else a provider.
-  if (!vkId && providerName?.startsWith('@') && deps.virtualKeys.get(providerName.slice(1)) !== undefined) {
-    vkId = providerName.slice(1);
-    providerName = undefined;
-  }
-  let vk: VirtualKey | undefined;
-  if (vkId) {
-    if (vkId.startsWith('@')) vkId = vkId.slice(1);
-    vk = deps.virtualKeys.get(vkId)?.value;
-    if (!vk) throw new GatewayError('virtual_key_not_found', `No virtual key has the id "${vkId}".`, { param: `${path}.virtual_key` });
-  }
+  const { vkId, vk, providerName } = targetKey(cfg, path, deps);
   const name = vk?.provider ?? providerName;
   if (!name) {
     throw new GatewayError('missing_provider', `${path} names no provider: set provider (with api_key or custom_host) or virtual_key.`, {
@@ -153,20 +176,7 @@ function resolveTarget(
   }
   // The request's own or inherited host before the key's: one reaching here beside a key is one the key allows.
   const customHost = cfg.custom_host ?? inherited ?? vk?.custom_host;
-  const target: Target = { provider: provider.descriptor.id };
-  const apiKey = cfg.api_key ?? vk?.api_key;
-  if (apiKey !== undefined) target.api_key = apiKey;
-  if (customHost !== undefined) target.custom_host = customHost;
-  const org = cfg.vendor_organization ?? vk?.vendor_organization;
-  if (org !== undefined) target.vendor_organization = org;
-  const project = cfg.vendor_project ?? vk?.vendor_project;
-  if (project !== undefined) target.vendor_project = project;
-  let extra: Record<string, unknown> | undefined;
-  for (const f of EXTRA_FIELDS) {
-    const v = (cfg as Record<string, unknown>)[f] ?? (vk as Record<string, unknown> | undefined)?.[f];
-    if (v !== undefined) (extra ??= {})[f] = v;
-  }
-  if (extra) target.extra = extra;
+  const target = targetOf(provider.descriptor.id, cfg, vk, customHost);
   // The URL the target reaches, `{region}` filled in, is checked; the address it dials is checked
   // again at connect time by the egress dispatcher.
   if (customHost !== undefined) deps.hostGuard.checkUrl(customHostUrl(provider.descriptor, target, customHost));
@@ -203,6 +213,40 @@ function promptOf(cfg: Config, path: string, isRoot: boolean): PromptRef | undef
   return version === undefined ? { ref, param } : { ref, version_id: version, param };
 }
 
+/** A strategy's own settings → its node, checked against the node's children (built already). */
+function applyStrategy(node: StrategyNode, cfg: Config, path: string): void {
+  const strategy = cfg.strategy!;
+  const { kind: mode, children } = node;
+  // The spec puts on_status_codes both on the config object and in its strategy: either is taken,
+  // and two different lists on one object are a 400 rather than one silently winning.
+  if (cfg.on_status_codes && strategy.on_status_codes && JSON.stringify(cfg.on_status_codes) !== JSON.stringify(strategy.on_status_codes)) {
+    throw new GatewayError('invalid_config', `${path} sets on_status_codes twice, differently (beside strategy and in it): keep one.`, {
+      param: `${path}.on_status_codes`,
+    });
+  }
+  const onStatusCodes = strategy.on_status_codes ?? cfg.on_status_codes;
+  if (onStatusCodes) node.on_status_codes = onStatusCodes;
+  if (strategy.hedge_after_ms !== undefined) node.hedge_after_ms = strategy.hedge_after_ms;
+  if (mode === 'loadbalance' && !children.some((c) => c.weight > 0)) {
+    throw new GatewayError('invalid_config', `${path}: a loadbalance needs at least one target with weight > 0.`, {
+      param: `${path}.targets`,
+    });
+  }
+  if (mode === 'conditional') {
+    const names = new Set(children.map((c) => c.name).filter((n): n is string => n !== undefined));
+    const wanted = [...(strategy.conditions ?? []).map((c) => c.then), strategy.default!];
+    for (const w of wanted) {
+      if (!names.has(w)) {
+        throw new GatewayError('unknown_target', `${path}: no target is named "${w}".`, { param: `${path}.strategy` });
+      }
+    }
+    // Queries are compiled (and so validated) now; run time compiles them once more, cached per node.
+    strategy.conditions?.forEach((c, i) => compileQuery(c.query, `${path}.strategy.conditions[${i}].query`));
+    node.conditions = strategy.conditions as StrategyNode['conditions'];
+    node.default = strategy.default;
+  }
+}
+
 /**
  * `hostFrom`: where the custom_host in `parent` was set (a config path, or the header), so that an
  * error about an inherited one names the place the client wrote it.
@@ -235,40 +279,12 @@ function build(cfg: Config, parent: NodeSettings, path: string, deps: PlanDeps, 
     return node;
   }
   refuseStrategyFields(cfg, path, headerFields);
-  const strategy = cfg.strategy!;
   const children = (cfg.targets ?? []).map((t, i) => build(t, settings, `${path}.targets[${i}]`, deps, false, undefined, ownHostFrom));
   const node: StrategyNode = { kind: mode, path, weight, settings, declares, children };
   if (prompt) node.prompt = prompt;
   setHooks(node, hooks);
   if (cfg.name !== undefined) node.name = cfg.name;
-  // The spec puts on_status_codes both on the config object and in its strategy: either is taken,
-  // and two different lists on one object are a 400 rather than one silently winning.
-  if (cfg.on_status_codes && strategy.on_status_codes && JSON.stringify(cfg.on_status_codes) !== JSON.stringify(strategy.on_status_codes)) {
-    throw new GatewayError('invalid_config', `${path} sets on_status_codes twice, differently (beside strategy and in it): keep one.`, {
-      param: `${path}.on_status_codes`,
-    });
-  }
-  const onStatusCodes = strategy.on_status_codes ?? cfg.on_status_codes;
-  if (onStatusCodes) node.on_status_codes = onStatusCodes;
-  if (strategy.hedge_after_ms !== undefined) node.hedge_after_ms = strategy.hedge_after_ms;
-  if (mode === 'loadbalance' && !children.some((c) => c.weight > 0)) {
-    throw new GatewayError('invalid_config', `${path}: a loadbalance needs at least one target with weight > 0.`, {
-      param: `${path}.targets`,
-    });
-  }
-  if (mode === 'conditional') {
-    const names = new Set(children.map((c) => c.name).filter((n): n is string => n !== undefined));
-    const wanted = [...(strategy.conditions ?? []).map((c) => c.then), strategy.default!];
-    for (const w of wanted) {
-      if (!names.has(w)) {
-        throw new GatewayError('unknown_target', `${path}: no target is named "${w}".`, { param: `${path}.strategy` });
-      }
-    }
-    // Queries are compiled (and so validated) now; run time compiles them once more, cached per node.
-    strategy.conditions?.forEach((c, i) => compileQuery(c.query, `${path}.strategy.conditions[${i}].query`));
-    node.conditions = strategy.conditions as StrategyNode['conditions'];
-    node.default = strategy.default;
-  }
+  applyStrategy(node, cfg, path);
   return node;
 }
 

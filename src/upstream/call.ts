@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
-import { Observable } from 'rxjs';
+import { Observable, type Subscriber } from 'rxjs';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { StreamEvent, StreamFraming, UpstreamRequest } from '../providers/types.js';
-import { streamDecoder } from './framing.js';
+import { streamDecoder, type StreamDecoder } from './framing.js';
 import { customHostRefusal } from '../security/host-guard.js';
 import type { Flow } from './flow.js';
 import { DEFAULT_UPSTREAM_LIMITS, upstreamTooLarge, type UpstreamLimits } from './limits.js';
@@ -47,6 +47,87 @@ class Abort extends EventEmitter {
   }
 }
 
+type Body = Dispatcher.ResponseData['body'];
+
+/** One call's state, shared by the reader of its body and its teardown. */
+interface Call {
+  readonly ac: Abort;
+  readonly subscriber: Subscriber<UpstreamMessage>;
+  /** The body was read to its end or the call failed: unsubscribing then aborts nothing. */
+  finished: boolean;
+  /** Detaches the body from the flow, once attached. */
+  detach?: () => void;
+}
+
+/**
+ * A stream's body → its decoder, attached to `flow` for backpressure. A decoder throws on bytes its
+ * framing cannot read (a binary frame with a bad CRC): the call ends with that error and the rest of
+ * the body is discarded.
+ */
+function readStream(call: Call, body: Body, decoder: StreamDecoder, flow: Flow | undefined): void {
+  const { ac, subscriber } = call;
+  const fail = (err: unknown): void => {
+    call.detach?.();
+    call.finished = true;
+    ac.abort();
+    subscriber.error(err);
+  };
+  body.on('data', (b: Buffer) => {
+    if (call.finished) return;
+    try {
+      decoder.write(b);
+    } catch (err) {
+      fail(err);
+    }
+  });
+  if (flow) call.detach = flow.attach(body);
+  body.on('end', () => {
+    if (call.finished) return;
+    call.detach?.();
+    call.finished = true;
+    try {
+      decoder.end();
+    } catch (err) {
+      subscriber.error(err);
+      return;
+    }
+    subscriber.complete();
+  });
+  body.on('error', (err) => {
+    call.detach?.();
+    call.finished = true;
+    if (!ac.aborted) subscriber.error(new GatewayError('stream_interrupted', undefined, { cause: err }));
+  });
+}
+
+/** A body read whole, up to `maxBody` bytes (past it the call is aborted), then handed to `done` as text. */
+function readWhole(call: Call, body: Body, maxBody: number, done: (text: string) => void): void {
+  const { ac, subscriber } = call;
+  let parts: Buffer[] = [];
+  let size = 0;
+  body.on('data', (b: Buffer) => {
+    if (call.finished) return;
+    size += b.length;
+    if (size > maxBody) {
+      call.finished = true;
+      parts = [];
+      ac.abort();
+      subscriber.error(upstreamTooLarge('answer body', maxBody));
+      return;
+    }
+    parts.push(b);
+  });
+  body.on('end', () => {
+    if (call.finished) return;
+    call.finished = true;
+    done(parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8'));
+  });
+  body.on('error', (err) => {
+    call.finished = true;
+    if (!ac.aborted) subscriber.error(transportError(err));
+  });
+}
+
 /**
  * One HTTP call to a provider as a cold Observable, through `dispatcher`: the gateway's egress
  * dispatcher (src/security/egress.ts), whose connector applies the host guard to every connection. Subscribing sends the request; unsubscribing
@@ -65,108 +146,31 @@ export function callUpstream(
   limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS,
 ): Observable<UpstreamMessage> {
   return new Observable<UpstreamMessage>((subscriber) => {
-    const ac = new Abort();
-    let finished = false;
-    let detach: (() => void) | undefined;
-    dispatcher
-      .request({
-        origin: req.origin,
-        path: req.path,
-        method: req.method,
-        headers: req.headers,
-        body: req.body,
-        signal: ac,
-      })
-      .then(
-        ({ statusCode, headers, body }) => {
-          if (ac.aborted) return;
-          const ok = statusCode >= 200 && statusCode < 300;
-          const decoder =
-            ok && req.stream
-              ? streamDecoder(
-                  framing,
-                  headers,
-                  (event) => {
-                    if (!subscriber.closed) subscriber.next({ type: 'event', status: statusCode, headers, event });
-                  },
-                  limits.maxEvent,
-                )
-              : undefined;
-          if (decoder) {
-            // A decoder throws on bytes its framing cannot read (a binary frame with a bad CRC): the
-            // call ends with that error and the rest of the body is discarded.
-            const fail = (err: unknown): void => {
-              detach?.();
-              finished = true;
-              ac.abort();
-              subscriber.error(err);
-            };
-            body.on('data', (b: Buffer) => {
-              if (finished) return;
-              try {
-                decoder.write(b);
-              } catch (err) {
-                fail(err);
-              }
-            });
-            if (flow) detach = flow.attach(body);
-            body.on('end', () => {
-              if (finished) return;
-              detach?.();
-              finished = true;
-              try {
-                decoder.end();
-              } catch (err) {
-                subscriber.error(err);
-                return;
-              }
-              subscriber.complete();
-            });
-            body.on('error', (err) => {
-              detach?.();
-              finished = true;
-              if (!ac.aborted) subscriber.error(new GatewayError('stream_interrupted', undefined, { cause: err }));
-            });
-            return;
-          }
-          let parts: Buffer[] = [];
-          let size = 0;
-          body.on('data', (b: Buffer) => {
-            if (finished) return;
-            size += b.length;
-            if (size > limits.maxBody) {
-              finished = true;
-              parts = [];
-              ac.abort();
-              subscriber.error(upstreamTooLarge('answer body', limits.maxBody));
-              return;
-            }
-            parts.push(b);
-          });
-          body.on('end', () => {
-            if (finished) return;
-            finished = true;
-            const text = parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8');
-            if (ok) {
-              subscriber.next({ type: 'body', status: statusCode, headers, text });
-              subscriber.complete();
-            } else {
-              subscriber.error(mapError(statusCode, text, headers));
-            }
-          });
-          body.on('error', (err) => {
-            finished = true;
-            if (!ac.aborted) subscriber.error(transportError(err));
-          });
-        },
-        (err: unknown) => {
-          finished = true;
-          if (!ac.aborted) subscriber.error(transportError(err));
-        },
-      );
+    const call: Call = { ac: new Abort(), subscriber, finished: false };
+    const { origin, path, method, body } = req;
+    dispatcher.request({ origin, path, method, headers: req.headers, body, signal: call.ac }).then(
+      ({ statusCode: status, headers, body: answer }) => {
+        if (call.ac.aborted) return;
+        const ok = status >= 200 && status < 300;
+        const onEvent = (event: StreamEvent): void => {
+          if (!subscriber.closed) subscriber.next({ type: 'event', status, headers, event });
+        };
+        const decoder = ok && req.stream ? streamDecoder(framing, headers, onEvent, limits.maxEvent) : undefined;
+        if (decoder) return readStream(call, answer, decoder, flow);
+        readWhole(call, answer, limits.maxBody, (text) => {
+          if (!ok) return subscriber.error(mapError(status, text, headers));
+          subscriber.next({ type: 'body', status, headers, text });
+          subscriber.complete();
+        });
+      },
+      (err: unknown) => {
+        call.finished = true;
+        if (!call.ac.aborted) subscriber.error(transportError(err));
+      },
+    );
     return () => {
-      detach?.();
-      if (!finished) ac.abort();
+      call.detach?.();
+      if (!call.finished) call.ac.abort();
     };
   });
 }

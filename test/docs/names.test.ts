@@ -1,6 +1,6 @@
 /**
  * The names the docs give are names the code has: every metric the pages mention is one
- * src/metrics/prometheus.ts defines, every `x-gateway-*` header one that src/ reads or writes, every
+ * src/metrics/ defines, every `x-gateway-*` header one that src/ reads or writes, every
  * `--flag` one that `sluice serve` (or `sluice plan`, or the benchmark) takes. A renamed metric, header or option
  * otherwise stays in the docs.
  */
@@ -18,7 +18,7 @@ function sourceText(dir: string): string {
 }
 
 const SRC = sourceText('src');
-const METRICS = readFileSync(join(ROOT, 'src', 'metrics', 'prometheus.ts'), 'utf8');
+const METRICS = sourceText(join('src', 'metrics'));
 // Link targets are left out: an anchor such as `#master-key-sluice_master_key` is not a name.
 const PAGES = docPages().map((p) => [p, readPage(p).replace(/\]\([^)]*\)/g, '](…)')] as const);
 const named = (re: RegExp): Map<string, string> => {

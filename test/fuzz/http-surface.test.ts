@@ -20,15 +20,8 @@ import { BODY_SCHEMAS, type BodyEndpoint } from '../../src/config/bodies.js';
 import { CONFIG_HEADERS, REQUEST_HEADERS } from '../../src/config/headers.js';
 import { loadPipelines, PipelineError } from '../../src/config/pipelines.js';
 import { PROVIDER_FIELD_NAMES } from '../../src/config/provider-fields.js';
-import {
-  CacheSchema,
-  ConfigSchema,
-  HookCheckSchema,
-  RetrySchema,
-  InputGuardrailEntrySchema,
-  OutputGuardrailEntrySchema,
-  type Config,
-} from '../../src/config/schema.js';
+import { CacheSchema, ConfigSchema, RetrySchema, type Config } from '../../src/config/schema.js';
+import { HookCheckSchema, InputGuardrailEntrySchema, OutputGuardrailEntrySchema } from '../../src/config/hook-schemas.js';
 import { CHECKS } from '../../src/checks/registry.js';
 import { MAX_JSON_DEPTH } from '../../src/util/json-depth.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';

@@ -16,7 +16,11 @@ import { parse as parseYaml } from 'yaml';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GRAFANA = join(ROOT, 'grafana');
 const DASHBOARD_FILE = join(GRAFANA, 'dashboards', 'sluice.json');
-const METRICS_SOURCE = readFileSync(join(ROOT, 'src', 'metrics', 'prometheus.ts'), 'utf8');
+/** The metric definitions: src/metrics/ (prometheus.ts and target-metrics.ts). */
+const METRICS_SOURCE = readdirSync(join(ROOT, 'src', 'metrics'))
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => readFileSync(join(ROOT, 'src', 'metrics', f), 'utf8'))
+  .join('\n');
 
 /** prom-client default metrics the Process row uses. */
 const DEFAULT_METRICS = ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_heap_size_used_bytes'];
@@ -98,7 +102,7 @@ function unbalanced(expr: string): string | null {
   return stack.length === 0 ? null : `unclosed ${stack.join('')}`;
 }
 
-/** Whether prometheus.ts defines the metric `name` (as a quoted string, e.g. name: '...'). */
+/** Whether src/metrics/ defines the metric `name` (as a quoted string, e.g. name: '...'). */
 function definedInSource(name: string): boolean {
   return new RegExp(`['"\`]${name}['"\`]`).test(METRICS_SOURCE);
 }
@@ -196,7 +200,7 @@ describe('grafana/dashboards/sluice.json', () => {
     }
   });
 
-  it('references only metrics that prometheus.ts defines, the later cache/store metrics or prom-client defaults', () => {
+  it('references only metrics that src/metrics/ defines, the later cache/store metrics or prom-client defaults', () => {
     // The check is not vacuous: names are found, and label names are not taken for metrics.
     expect(definedInSource('sluice_target_requests_total')).toBe(true);
     expect(metricNames('sum by (gen_ai_token_type) (rate(gen_ai_client_token_usage_total{gen_ai_token_type="input"}[5m]))')).toEqual([

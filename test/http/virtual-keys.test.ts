@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MasterKey } from '../../src/security/master-key.js';
 import { createRedis } from '../../src/state/redis/connection.js';
-import { virtualKeyKeys, type RedisVirtualKeyStore } from '../../src/state/redis/virtual-key-store.js';
+import type { RedisVirtualKeyStore } from '../../src/state/redis/virtual-key-store.js';
+import { virtualKeyKeys } from '../../src/state/redis/virtual-key-scripts.js';
 import { virtualKeyRef } from '../../src/state/virtual-key-store.js';
 
 /** KEY_A's (organisation, workspace): where what it makes lives. */

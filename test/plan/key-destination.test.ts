@@ -13,7 +13,7 @@ import type { StrategyNode, TargetNode } from '../../src/plan/types.js';
 import { defaultProviders, ProviderRegistry } from '../../src/providers/registry.js';
 import { HostGuard } from '../../src/security/host-guard.js';
 import { MasterKey } from '../../src/security/master-key.js';
-import { openRecord, sealRecord } from '../../src/state/redis/virtual-key-store.js';
+import { openRecord, sealRecord } from '../../src/state/redis/virtual-key-seal.js';
 import { MemoryVersionedStore } from '../../src/state/memory/versioned-store.js';
 import { thrownBy } from '../helpers/throws.js';
 

@@ -6,7 +6,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MasterKey, MasterKeyring, type Sealed, type SecretSealer } from '../../src/security/master-key.js';
-import { RedisVirtualKeyStore, resealVirtualKeys, sealRecord, virtualKeyKeys, type StoredVirtualKey } from '../../src/state/redis/virtual-key-store.js';
+import { RedisVirtualKeyStore } from '../../src/state/redis/virtual-key-store.js';
+import { resealVirtualKeys } from '../../src/state/redis/virtual-key-reseal.js';
+import { sealRecord, type StoredVirtualKey } from '../../src/state/redis/virtual-key-seal.js';
+import { virtualKeyKeys } from '../../src/state/redis/virtual-key-scripts.js';
 import { refOf, type MadeVirtualKey } from '../../src/state/virtual-key-store.js';
 import { deleteByPrefix, nextEvent, sharedRedis } from './redis-test-utils.js';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryResourceStore } from '../../src/state/memory/resource-store.js';
 import { PROMPTS, type PromptContent } from '../../src/state/prompt-store.js';
-import { RedisResourceStore, resourceKeys } from '../../src/state/redis/resource-store.js';
+import { RedisResourceStore } from '../../src/state/redis/resource-store.js';
+import { resourceKeys } from '../../src/state/redis/resource-scripts.js';
 import { guardrailKeys } from '../../src/state/redis/guardrail-store.js';
 import { redisResourceStoreContract, resourceStoreContract, type ResourceFixture } from './resource-store.contract.js';
 import { nextEvent, sharedRedis } from './redis-test-utils.js';

@@ -3,9 +3,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BreakerPolicy } from '../../src/state/breaker-store.js';
-import { RedisBreakerStore, breakerKeys } from '../../src/state/redis/breaker-store.js';
+import { RedisBreakerStore } from '../../src/state/redis/breaker-store.js';
+import { breakerKeys } from '../../src/state/redis/breaker-scripts.js';
 import { RedisCacheStore } from '../../src/state/redis/cache-store.js';
-import { createRedis, RateLimitedErrorLog, type RedisConnection } from '../../src/state/redis/connection.js';
+import { createRedis, type RedisConnection } from '../../src/state/redis/connection.js';
+import { RateLimitedErrorLog } from '../../src/state/redis/error-log.js';
 import { RedisVectorIndex, vectorKeys } from '../../src/state/redis/vector-index.js';
 import { freePort, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { nextEvent } from './redis-test-utils.js';

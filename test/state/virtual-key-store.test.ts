@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MasterKey } from '../../src/security/master-key.js';
 import { MemoryVirtualKeyStore } from '../../src/state/memory/virtual-key-store.js';
-import { openRecord, RedisVirtualKeyStore, sealRecord, virtualKeyKeys } from '../../src/state/redis/virtual-key-store.js';
+import { RedisVirtualKeyStore } from '../../src/state/redis/virtual-key-store.js';
+import { openRecord, sealRecord } from '../../src/state/redis/virtual-key-seal.js';
+import { virtualKeyKeys } from '../../src/state/redis/virtual-key-scripts.js';
 import { DECLARED_VKS, madeVk, R, virtualKeyStoreContract } from './virtual-key-store.contract.js';
 import { deleteByPrefix, nextEvent, sharedRedis } from './redis-test-utils.js';
 

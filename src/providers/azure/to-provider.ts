@@ -1,4 +1,4 @@
-import { AZURE_ENDPOINT_HOST } from '../../config/provider-fields.js';
+import { AZURE_ENDPOINT_HOST } from '../../config/host-parts.js';
 import { forwardedHeaders } from '../forward-headers.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { jsonUpstream, withStreamUsage } from '../openai-compatible/to-provider.js';

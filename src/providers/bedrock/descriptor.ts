@@ -1,4 +1,5 @@
-import { AWS_REGION, providerFields } from '../../config/provider-fields.js';
+import { providerFields } from '../../config/provider-fields.js';
+import { AWS_REGION } from '../../config/host-parts.js';
 import { REGION_PLACEHOLDER } from '../hosts.js';
 import type { ProviderDescriptor } from '../types.js';
 

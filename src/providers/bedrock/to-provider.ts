@@ -1,7 +1,7 @@
 import { forwardedHeaders } from '../forward-headers.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ProviderDescriptor, ProviderRequest, Target, UpstreamRequest } from '../types.js';
-import { AWS_REGION } from '../../config/provider-fields.js';
+import { AWS_REGION } from '../../config/host-parts.js';
 import { regionOf as hostRegion, withRegion } from '../hosts.js';
 import { BEDROCK, CONTROL_PLANE_URL, DEFAULT_REGION, STREAM_PATH } from './descriptor.js';
 

@@ -1,4 +1,5 @@
-import { GCP_REGION, providerFields } from '../../config/provider-fields.js';
+import { providerFields } from '../../config/provider-fields.js';
+import { GCP_REGION } from '../../config/host-parts.js';
 import type { ProviderDescriptor } from '../types.js';
 
 /** Google's default token endpoint (a service account's usual `token_uri`). */

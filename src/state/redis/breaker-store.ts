@@ -1,25 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { followChannel, type SyncTracker } from './sync-tracker.js';
-import {
-  ADMIT,
-  ADMIT_SHARED,
-  admission,
-  type Circuit,
-  CLOSED,
-  FAILURE,
-  isIdle,
-  PROBE_GRANTED,
-  reduce,
-  refuse,
-  RELEASE,
-  type Step,
-  SUCCESS,
-} from '../breaker-machine.js';
+import { ADMIT, admission, FAILURE, PROBE_GRANTED, reduce, refuse, RELEASE, type Step, SUCCESS } from '../breaker-machine.js';
 import type { Admission, AdmitResult, BreakerPolicy, BreakerStore, CircuitStatus, Transition } from '../breaker-store.js';
-import { asStatus, breakerKeys, breakerScripts, type BreakerScripts, type Reply, scriptArgs, type Shared } from './breaker-scripts.js';
+import { breakerKeys, breakerScripts, type BreakerScripts, type Reply, scriptArgs } from './breaker-scripts.js';
+import { BreakerMirror, type MirrorEntry } from './breaker-mirror.js';
 import { observed, type RedisConnection } from './connection.js';
-
-export { breakerKeys } from './breaker-scripts.js';
 
 export interface RedisBreakerStoreOptions {
   /** Key prefix (default `sluice:`). */
@@ -38,17 +23,6 @@ export interface RedisBreakerStoreOptions {
 }
 
 export const REDIS_BREAKER_STORE = 'redis-breaker';
-
-interface Entry {
-  /** The local view: the breaker machine's state. */
-  c: Circuit;
-  /** The shared change last applied. */
-  seq: number;
-  /** Scripts of this instance in flight for this circuit. */
-  pending: number;
-  /** The newest shared state seen while scripts were in flight (applied when they are all back). */
-  deferred: Shared | undefined;
-}
 
 /**
  * Breaker state shared through Redis, with a local mirror for the hot path.
@@ -73,15 +47,11 @@ export class RedisBreakerStore implements BreakerStore {
   /** This instance, as probe owner. */
   readonly origin = randomUUID();
   private readonly keys: ReturnType<typeof breakerKeys>;
-  private readonly entries = new Map<string, Entry>();
+  private readonly mirror: BreakerMirror;
   private readonly lease: (policy: BreakerPolicy) => number;
   private readonly stateTtlMs: number;
-  private readonly maxEntries: number;
-  private readonly onRemoteTransition: ((id: string, t: Transition) => void) | undefined;
   private readonly stopListening: () => void;
   private readonly scripts: BreakerScripts;
-  /** The highest change number seen: a snapshot below it means Redis lost its data. */
-  private maxSeq = 0;
   private readonly sync: SyncTracker;
   private readonly inFlight = new Set<Promise<unknown>>();
 
@@ -94,47 +64,53 @@ export class RedisBreakerStore implements BreakerStore {
     const lease = opts.probeLeaseMs ?? 60_000;
     this.lease = typeof lease === 'function' ? lease : () => lease;
     this.stateTtlMs = opts.stateTtlMs ?? 24 * 3600_000;
-    this.maxEntries = opts.maxEntries ?? 10_000;
-    this.onRemoteTransition = opts.onRemoteTransition;
+    this.mirror = new BreakerMirror({
+      origin: this.origin,
+      maxEntries: opts.maxEntries ?? 10_000,
+      onRemoteTransition: opts.onRemoteTransition,
+      orphanedLease: (id, e) => {
+        if (this.conn.available()) void this.send(id, e, 'release', (k) => this.scripts.release(k));
+      },
+    });
     this.scripts = breakerScripts(conn.client);
     ({ sync: this.sync, stop: this.stopListening } = followChannel(
       'RedisBreakerStore',
       conn,
       this.keys.channel,
-      async () => this.applySnapshot(await observed(conn, REDIS_BREAKER_STORE, 'snapshot', () => this.scripts.snapshot(this.keys))),
-      (msg) => this.onMessage(msg),
+      async () => this.mirror.snapshot(await observed(conn, REDIS_BREAKER_STORE, 'snapshot', () => this.scripts.snapshot(this.keys))),
+      (msg) => this.mirror.message(msg),
     ));
   }
 
   // ---- the port ---------------------------------------------------------------------------------
 
   peek(id: string, now: number, policy: BreakerPolicy): Admission {
-    return admission(this.entries.get(id)?.c, now, policy, this.conn.available());
+    return admission(this.mirror.entries.get(id)?.c, now, policy, this.conn.available());
   }
 
   admit(id: string, now: number, policy: BreakerPolicy): AdmitResult | Promise<AdmitResult> {
-    const e = this.entries.get(id);
+    const e = this.mirror.entries.get(id);
     if (!e) return { admission: admission(undefined, now, policy) };
     const shared = this.conn.available();
     const a = admission(e.c, now, policy, shared);
     if (a.kind !== 'probe') return { admission: a };
-    return shared ? this.takeShared(id, e, now, policy) : admitted(this.step(e, reduce(e.c, ADMIT, now, policy)));
+    return shared ? this.takeShared(id, e, now, policy) : admitted(this.mirror.step(e, reduce(e.c, ADMIT, now, policy)));
   }
 
   onSuccess(id: string): Transition | undefined {
-    const e = this.entries.get(id);
+    const e = this.mirror.entries.get(id);
     if (!e) return undefined;
     const before = e.c;
-    const t = this.step(e, reduce(before, SUCCESS)).transition;
+    const t = this.mirror.step(e, reduce(before, SUCCESS)).transition;
     // A success on a healthy circuit (or a late one on an open circuit) changes nothing: no Redis call.
     if (e.c !== before && this.conn.available()) void this.send(id, e, 'succeed', (k) => this.scripts.succeed(k));
     return t;
   }
 
   onFailure(id: string, now: number, policy: BreakerPolicy): Transition | undefined {
-    const e = this.entry(id);
+    const e = this.mirror.entry(id);
     const before = e.c;
-    const t = this.step(e, reduce(before, FAILURE, now, policy)).transition;
+    const t = this.mirror.step(e, reduce(before, FAILURE, now, policy)).transition;
     if (e.c !== before && this.conn.available()) {
       void this.send(id, e, 'fail', (k) => this.scripts.fail(k, now, policy.failureThreshold), policy);
     }
@@ -142,15 +118,15 @@ export class RedisBreakerStore implements BreakerStore {
   }
 
   releaseProbe(id: string): void {
-    const e = this.entries.get(id);
+    const e = this.mirror.entries.get(id);
     if (!e) return;
     const before = e.c;
-    this.step(e, reduce(before, RELEASE));
+    this.mirror.step(e, reduce(before, RELEASE));
     if (e.c !== before && this.conn.available()) void this.send(id, e, 'release', (k) => this.scripts.release(k));
   }
 
   status(id: string): CircuitStatus {
-    return this.entries.get(id)?.c.status ?? 'closed';
+    return this.mirror.entries.get(id)?.c.status ?? 'closed';
   }
 
   // ---- sync -------------------------------------------------------------------------------------
@@ -178,19 +154,14 @@ export class RedisBreakerStore implements BreakerStore {
 
   // ---- internals --------------------------------------------------------------------------------
 
-  private step(e: Entry, step: Step): Step {
-    e.c = step.state;
-    return step;
-  }
-
-  private async takeShared(id: string, e: Entry, now: number, policy: BreakerPolicy): Promise<AdmitResult> {
+  private async takeShared(id: string, e: MirrorEntry, now: number, policy: BreakerPolicy): Promise<AdmitResult> {
     const lease = Math.max(1, Math.round(this.lease(policy)));
     const r = await this.send(id, e, 'probe', (k) => this.scripts.probe(k, now, policy.cooldownMs, lease), policy, (reply) => {
       // our own transition: made before the reply is applied, so it is not reported as remote
-      if (reply.verdict === 'granted') this.step(e, reduce(e.c, PROBE_GRANTED));
+      if (reply.verdict === 'granted') this.mirror.step(e, reduce(e.c, PROBE_GRANTED));
     });
     // Redis failed under us: decide locally, as the memory store would
-    if (!r) return admitted(this.step(e, reduce(e.c, ADMIT, now, policy)));
+    if (!r) return admitted(this.mirror.step(e, reduce(e.c, ADMIT, now, policy)));
     if (r.verdict === 'granted') {
       return { admission: { kind: 'probe' }, transition: r.from === 'half-open' ? undefined : { from: r.from, to: 'half-open' } };
     }
@@ -201,7 +172,7 @@ export class RedisBreakerStore implements BreakerStore {
   /** Run a script for circuit `id`; its reply is applied in order with the messages. Never rejects. */
   private async send(
     id: string,
-    e: Entry,
+    e: MirrorEntry,
     op: string,
     run: (keysAndArgs: (string | number)[]) => Promise<Reply>,
     policy?: BreakerPolicy,
@@ -222,105 +193,8 @@ export class RedisBreakerStore implements BreakerStore {
     }
     e.pending--;
     if (reply) beforeApply?.(reply);
-    this.settle(id, e, reply);
+    this.mirror.settle(id, e, reply);
     return reply;
-  }
-
-  /** A reply came back: apply the newest state known once no script of ours is in flight. */
-  private settle(id: string, e: Entry, s: Shared | undefined): void {
-    let best = s;
-    if (e.deferred && (!best || e.deferred.seq > best.seq)) best = e.deferred;
-    if (e.pending > 0) {
-      e.deferred = best;
-      return;
-    }
-    e.deferred = undefined;
-    if (best && best.seq > e.seq) this.apply(id, e, best);
-    this.prune();
-  }
-
-  private onMessage(raw: string): void {
-    const m = JSON.parse(raw) as { id: string } & Omit<Shared, 'status'> & { status: string };
-    const s: Shared = {
-      seq: Number(m.seq),
-      status: asStatus(m.status),
-      failures: Number(m.failures),
-      openedAt: Number(m.openedAt),
-      owner: String(m.owner ?? ''),
-      probeUntil: Number(m.probeUntil),
-    };
-    this.remote(String(m.id), s, false);
-  }
-
-  /** Shared state from a message or snapshot. `force`: the snapshot wins over an equal seq too. */
-  private remote(id: string, s: Shared, force: boolean): void {
-    if (s.seq > this.maxSeq) this.maxSeq = s.seq;
-    let e = this.entries.get(id);
-    if (!e) {
-      if (s.status === 'closed' && s.failures === 0) return; // nothing to remember
-      e = this.entry(id);
-    }
-    if (force ? s.seq < e.seq : s.seq <= e.seq) return;
-    if (e.pending > 0) {
-      if (!e.deferred || s.seq > e.deferred.seq) e.deferred = s;
-      return;
-    }
-    this.apply(id, e, s);
-  }
-
-  /** The shared state as of `s.seq`, through the reducer. */
-  private apply(id: string, e: Entry, s: Shared): void {
-    const { transition, state } = this.step(e, reduce(e.c, { type: 'shared', shared: s, self: this.origin }));
-    e.seq = s.seq;
-    if (s.seq > this.maxSeq) this.maxSeq = s.seq;
-    if (transition) this.onRemoteTransition?.(id, transition);
-    if (s.status === 'half-open' && s.owner === this.origin && !state.probing && this.conn.available()) {
-      // A lease in our name with no probe running here (it settled while Redis was away): give it back.
-      void this.send(id, e, 'release', (k) => this.scripts.release(k));
-    }
-  }
-
-  private applySnapshot(raw: unknown[]): void {
-    const seq = Number(raw[0]);
-    if (seq < this.maxSeq) {
-      // Redis lost its data (restart without persistence, flush): its numbering starts again
-      for (const e of this.entries.values()) {
-        e.seq = 0;
-        if (e.deferred) e.deferred = undefined;
-      }
-      this.maxSeq = seq;
-    }
-    const seen = new Set<string>();
-    for (let i = 1; i + 5 < raw.length; i += 6) {
-      const id = String(raw[i]);
-      seen.add(id);
-      this.remote(
-        id,
-        { seq, status: asStatus(raw[i + 1]), failures: Number(raw[i + 2]), openedAt: Number(raw[i + 3]), owner: String(raw[i + 4] ?? ''), probeUntil: Number(raw[i + 5]) },
-        true,
-      );
-    }
-    const closed = { seq, status: 'closed', failures: 0, openedAt: 0, owner: '', probeUntil: 0 } as const;
-    for (const id of [...this.entries.keys()]) if (!seen.has(id)) this.remote(id, closed, true);
-  }
-
-  private entry(id: string): Entry {
-    let e = this.entries.get(id);
-    if (!e) {
-      this.prune(1);
-      e = { c: CLOSED, seq: 0, pending: 0, deferred: undefined };
-      this.entries.set(id, e);
-    }
-    return e;
-  }
-
-  /** Bounded: forget idle closed circuits (oldest first) beyond maxEntries. */
-  private prune(adding = 0): void {
-    if (this.entries.size + adding <= this.maxEntries) return;
-    for (const [id, e] of this.entries) {
-      if (this.entries.size <= this.maxEntries * 0.9) break;
-      if (isIdle(e.c) && e.pending === 0) this.entries.delete(id);
-    }
   }
 }
 

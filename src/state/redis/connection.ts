@@ -1,5 +1,8 @@
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
+import { noopStoreObserver, type StoreObserver } from '../store-events.js';
+import { errorMessage, RateLimitedErrorLog, redactUrl } from './error-log.js';
+import { Channels } from './channels.js';
 
 /**
  * ioredis is loaded on first use, not at start: a gateway on the embedded memory default never pays
@@ -10,7 +13,6 @@ function redisClass(): typeof Redis {
   RedisClass ??= (createRequire(import.meta.url)('ioredis') as { Redis: typeof Redis }).Redis;
   return RedisClass;
 }
-import { noopStoreObserver, type StoreObserver } from '../store-events.js';
 
 /** The logger calls stores make: pino's object form (`logger.warn({ msg, ... })`) fits. */
 export interface StoreLogger {
@@ -37,83 +39,9 @@ export interface RedisConnectionOptions {
 }
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 250;
-export const DEFAULT_ERROR_INTERVAL_MS = 10_000;
 
 export function defaultRetryDelay(attempt: number): number {
   return Math.min(100 * 2 ** Math.max(0, attempt - 1), 2000);
-}
-
-/** The URL with any password replaced, for messages and logs. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString().replace(/\/$/, '');
-  } catch {
-    return '(unparseable Redis URL)';
-  }
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-/**
- * Logs the first error of each interval, with the number of errors suppressed since the line
- * before, so a dead Redis under load writes one line per interval, never one per request.
- */
-export class RateLimitedErrorLog {
-  private lastLoggedAt = -Infinity;
-  private suppressed = 0;
-  private total = 0;
-
-  constructor(
-    private readonly log: (line: Record<string, unknown>) => void,
-    readonly intervalMs = DEFAULT_ERROR_INTERVAL_MS,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  /** Errors seen in all (for tests and metrics). */
-  get count(): number {
-    return this.total;
-  }
-
-  report(source: string, err: unknown, extra: Record<string, unknown> = {}): void {
-    this.total++;
-    const now = this.now();
-    if (now - this.lastLoggedAt < this.intervalMs) {
-      this.suppressed++;
-      return;
-    }
-    this.log({
-      msg: 'redis error',
-      source,
-      err: message(err),
-      suppressed: this.suppressed,
-      interval_ms: this.intervalMs,
-      ...extra,
-    });
-    this.suppressed = 0;
-    this.lastLoggedAt = now;
-  }
-
-  /** Hand back the count suppressed since the last line and reset it (on recovery). */
-  takeSuppressed(): number {
-    const n = this.suppressed;
-    this.suppressed = 0;
-    return n;
-  }
-}
-
-interface ChannelState {
-  listeners: Set<ChannelListener>;
-  /** Subscribed on the current subscriber connection (confirmed by Redis). */
-  active: boolean;
-}
-
-interface ChannelListener {
-  onMessage(message: string): void;
-  onSync(): void;
 }
 
 /**
@@ -128,10 +56,9 @@ export class RedisConnection {
   readonly observer: StoreObserver;
   readonly errors: RateLimitedErrorLog;
   private readonly logger: StoreLogger | undefined;
-  private sub: Redis | undefined;
+  private readonly pubsub: Channels;
   private readonly readyListeners = new Set<() => void>();
   private readonly downListeners = new Set<() => void>();
-  private readonly channels = new Map<string, ChannelState>();
   private wasReady = false;
   private downSince = 0;
   private everReady = false;
@@ -155,10 +82,16 @@ export class RedisConnection {
       connectionName: opts.connectionName ?? 'sluice',
       autoResendUnfulfilledCommands: false,
     });
+    this.pubsub = new Channels({
+      client: this.client,
+      errors: this.errors,
+      available: () => this.available(),
+      onReady: (cb) => this.onReady(cb),
+    });
     this.client.on('ready', () => this.onClientReady());
     this.client.on('close', () => this.onClientClose());
     this.client.on('error', (err: unknown) => {
-      this.lastError = message(err);
+      this.lastError = errorMessage(err);
       this.errors.report('redis', err);
     });
   }
@@ -204,32 +137,7 @@ export class RedisConnection {
 
   /** The pub/sub connection (a duplicate of the client, created on first use, closed with it). */
   subscriber(): Redis {
-    if (!this.sub) {
-      const sub = this.client.duplicate({
-        connectionName: `${this.client.options.connectionName ?? 'sluice'}-sub`,
-        // Subscriptions are (re)made by `listen` on every ready, once confirmed it resyncs.
-        autoResubscribe: false,
-        commandTimeout: undefined,
-      });
-      sub.on('ready', () => this.subscribeAll());
-      sub.on('close', () => {
-        for (const ch of this.channels.values()) ch.active = false;
-      });
-      sub.on('error', (err: unknown) => this.errors.report('redis-subscriber', err));
-      sub.on('message', (channel: string, msg: string) => {
-        const ch = this.channels.get(channel);
-        if (!ch) return;
-        for (const l of ch.listeners) {
-          try {
-            l.onMessage(msg);
-          } catch (e) {
-            this.errors.report(`message on ${channel}`, e);
-          }
-        }
-      });
-      this.sub = sub;
-    }
-    return this.sub;
+    return this.pubsub.subscriber();
   }
 
   /**
@@ -238,30 +146,7 @@ export class RedisConnection {
    * have missed, knowing that from now on no message is lost. Returns a function that stops listening.
    */
   listen(channel: string, onMessage: (message: string) => void, onSync: () => void): () => void {
-    const listener: ChannelListener = { onMessage, onSync };
-    let ch = this.channels.get(channel);
-    if (!ch) {
-      ch = { listeners: new Set(), active: false };
-      this.channels.set(channel, ch);
-    }
-    ch.listeners.add(listener);
-    const sub = this.subscriber();
-    if (ch.active) {
-      if (this.available()) queueMicrotask(() => ch.listeners.has(listener) && listener.onSync());
-    } else if (sub.status === 'ready') {
-      this.subscribeOne(channel, ch);
-    }
-    const readyOff = this.onReady(() => {
-      if (ch.active && ch.listeners.has(listener)) listener.onSync();
-    });
-    return () => {
-      readyOff();
-      ch.listeners.delete(listener);
-      if (ch.listeners.size === 0) {
-        this.channels.delete(channel);
-        if (this.sub?.status === 'ready') this.sub.unsubscribe(channel).catch(() => {});
-      }
-    };
+    return this.pubsub.listen(channel, onMessage, onSync);
   }
 
   /** Report a failed store operation: counted always, logged at most once per interval. */
@@ -275,7 +160,8 @@ export class RedisConnection {
     this.closed = true;
     this.readyListeners.clear();
     this.downListeners.clear();
-    await Promise.all([quit(this.client), this.sub ? quit(this.sub) : undefined]);
+    const sub = this.pubsub.connection;
+    await Promise.all([quit(this.client), sub ? quit(sub) : undefined]);
   }
 
   /** Call every listener (a copy: one may unsubscribe); one that throws is reported, not fatal. */
@@ -287,23 +173,6 @@ export class RedisConnection {
         this.errors.report(source, e);
       }
     }
-  }
-
-  private subscribeAll(): void {
-    for (const [name, ch] of this.channels) this.subscribeOne(name, ch);
-  }
-
-  private subscribeOne(name: string, ch: ChannelState): void {
-    const sub = this.sub;
-    if (!sub) return;
-    sub.subscribe(name).then(
-      () => {
-        if (this.channels.get(name) !== ch || sub !== this.sub) return;
-        ch.active = true;
-        if (this.available()) for (const l of ch.listeners) l.onSync();
-      },
-      (err: unknown) => this.errors.report('redis-subscriber', err),
-    );
   }
 
   private onClientReady(): void {
