@@ -1,4 +1,4 @@
-import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { catchError, concatMap, concatWith, defer, EMPTY, finalize, from, noop, of, tap, throwError, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
 import type { Usage } from '../config/wire.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 
@@ -49,43 +49,42 @@ export interface AccountingOptions<A extends UsageAccount> {
  * whose client left is counted without waiting.
  */
 export function accounting<A extends UsageAccount>({ account, ledger }: AccountingOptions<A>): MonoTypeOperatorFunction<GatewayEvent> {
+  const keepUsage = tap<GatewayEvent>((ev) => {
+    if (ev.type !== 'stream-start' && ev.usage) account.usage = ev.usage;
+  });
+  if (!ledger) return keepUsage;
   return (source) =>
-    new Observable<GatewayEvent>((subscriber) => {
+    defer(() => {
       let ended = false;
-      const end = (): Promise<void> | undefined => {
-        if (ended || !ledger) return undefined;
+      let counted: Promise<void> | undefined;
+      const end = (): void => {
+        if (ended) return;
         ended = true;
         try {
-          return ledger.end(account);
+          counted = ledger.end(account);
         } catch {
           // counting never fails the answer
-          return undefined;
         }
       };
-      /** Passes `pass` on once the count landed (at once when there is nothing to wait for). */
-      const after = (counted: Promise<void> | undefined, pass: () => void): void => {
-        if (counted) void counted.then(pass, pass);
-        else pass();
-      };
-      let jsonCounted: Promise<void> | undefined;
-      const sub = source.subscribe({
-        next(ev) {
-          if (ev.type !== 'stream-start' && ev.usage) account.usage = ev.usage;
-          if (ev.type === 'json' && ledger) {
+      /** `then` once the count landed (at once when there is nothing to wait for). */
+      const landed = <T>(then: Observable<T>): Observable<T> =>
+        defer(() => (counted ? from(counted.then(noop, noop)).pipe(concatMap(() => then)) : then));
+      return source.pipe(
+        keepUsage,
+        tap({
+          next: (ev) => {
+            if (ev.type !== 'json') return;
             account.cost = ledger.cost(account);
-            // nothing is spent after a JSON answer: it is counted now, and written once counted
-            jsonCounted = end();
-            after(jsonCounted, () => subscriber.next(ev));
-            return;
-          }
-          subscriber.next(ev);
-        },
-        error: (e: unknown) => after(end() ?? jsonCounted, () => subscriber.error(e)),
-        complete: () => after(end() ?? jsonCounted, () => subscriber.complete()),
-      });
-      return () => {
-        sub.unsubscribe();
-        end();
-      };
+            end(); // nothing is spent after a JSON answer: it is counted now, and written once counted
+          },
+          error: end,
+          complete: end,
+        }),
+        // the end waits for the count; a JSON answer before it waited for the same count, so it passes first
+        catchError((e: unknown) => landed(throwError(() => e))),
+        concatWith(landed(EMPTY)),
+        concatMap((ev) => (ev.type === 'json' ? landed(of(ev)) : [ev])),
+        finalize(end),
+      );
     });
 }

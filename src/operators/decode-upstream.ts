@@ -1,4 +1,4 @@
-import { Observable, type OperatorFunction } from 'rxjs';
+import { concatMap, concatWith, defer, type OperatorFunction } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Provider, ProviderRequest, StreamChunk, Target } from '../providers/types.js';
 import type { UpstreamHeaders, UpstreamMessage } from '../upstream/call.js';
@@ -31,64 +31,46 @@ export interface DecodeUpstreamOptions {
  */
 export function decodeUpstream(o: DecodeUpstreamOptions): OperatorFunction<UpstreamMessage, GatewayEvent> {
   const { provider, request: req, meta, target } = o;
-  // One Observable per attempt, not mergeMap over each step's chunks: it runs on every message of every
-  // request, and a step yields zero or more events (an inner subscription per message otherwise).
   return (source) =>
-    new Observable<GatewayEvent>((subscriber) => {
+    defer(() => {
       let state = req.stream ? provider.streamStart(req, target) : undefined;
       let started = false;
       let ended = false;
-      const emit = (c: StreamChunk, headers: UpstreamHeaders | undefined): void => {
-        if (!started && c.data !== '') {
-          started = true;
-          const upstreamHeaders = headers && passOn(headers);
-          subscriber.next({ type: 'stream-start', meta: upstreamHeaders ? { ...meta, upstreamHeaders } : meta });
+      /** A step's chunks as events, `stream-start` before the first with content. */
+      const events = (chunks: readonly StreamChunk[], headers: UpstreamHeaders | undefined): GatewayEvent[] => {
+        const out: GatewayEvent[] = [];
+        for (const c of chunks) {
+          if (!started && c.data !== '') {
+            started = true;
+            const upstreamHeaders = headers && passOn(headers);
+            out.push({ type: 'stream-start', meta: upstreamHeaders ? { ...meta, upstreamHeaders } : meta });
+          }
+          out.push(
+            c.event !== undefined
+              ? { type: 'chunk', data: c.data, usage: c.usage, event: c.event }
+              : c.usage
+                ? { type: 'chunk', data: c.data, usage: c.usage }
+                : { type: 'chunk', data: c.data },
+          );
         }
-        subscriber.next(
-          c.event !== undefined
-            ? { type: 'chunk', data: c.data, usage: c.usage, event: c.event }
-            : c.usage
-              ? { type: 'chunk', data: c.data, usage: c.usage }
-              : { type: 'chunk', data: c.data },
-        );
+        return out;
       };
-      return source.subscribe({
-        next(m) {
-          try {
-            if (m.type === 'body') {
-              if (req.stream) {
-                throw new GatewayError('upstream_invalid_response', 'The provider answered a stream request without a stream.');
-              }
-              const r = provider.fromJson(req, m.text, target);
-              const upstreamHeaders = passOn(m.headers);
-              subscriber.next({
-                type: 'json',
-                status: m.status,
-                body: r.body,
-                raw: r.raw,
-                meta: upstreamHeaders ? { ...meta, upstreamHeaders } : meta,
-                usage: r.usage,
-              });
-              return;
-            }
-            if (ended) return;
-            const step = provider.fromStreamEvent(state, m.event);
-            state = step.state;
-            for (const c of step.chunks) emit(c, m.headers);
-            if (step.done) ended = true;
-          } catch (e) {
-            subscriber.error(e);
-          }
-        },
-        error: (e: unknown) => subscriber.error(e),
-        complete() {
-          try {
-            if (req.stream) for (const c of provider.streamEnd(state)) emit(c, undefined);
-            subscriber.complete();
-          } catch (e) {
-            subscriber.error(e);
-          }
-        },
-      });
+      const decoded = (m: UpstreamMessage): GatewayEvent[] => {
+        if (m.type === 'body') {
+          if (req.stream) throw new GatewayError('upstream_invalid_response', 'The provider answered a stream request without a stream.');
+          const r = provider.fromJson(req, m.text, target);
+          const upstreamHeaders = passOn(m.headers);
+          return [{ type: 'json', status: m.status, body: r.body, raw: r.raw, meta: upstreamHeaders ? { ...meta, upstreamHeaders } : meta, usage: r.usage }];
+        }
+        if (ended) return [];
+        const step = provider.fromStreamEvent(state, m.event);
+        state = step.state;
+        if (step.done) ended = true;
+        return events(step.chunks, m.headers);
+      };
+      return source.pipe(
+        concatMap(decoded),
+        concatWith(defer(() => (req.stream ? events(provider.streamEnd(state), undefined) : []))),
+      );
     });
 }
