@@ -1,4 +1,4 @@
-import { catchError, concatMap, concatWith, defer, EMPTY, finalize, from, noop, of, tap, throwError, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
+import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import type { Usage } from '../config/wire.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 
@@ -49,42 +49,46 @@ export interface AccountingOptions<A extends UsageAccount> {
  * whose client left is counted without waiting.
  */
 export function accounting<A extends UsageAccount>({ account, ledger }: AccountingOptions<A>): MonoTypeOperatorFunction<GatewayEvent> {
-  const keepUsage = tap<GatewayEvent>((ev) => {
-    if (ev.type !== 'stream-start' && ev.usage) account.usage = ev.usage;
-  });
-  if (!ledger) return keepUsage;
+  // One Observable, not tap + catchError + concatWith + concatMap + finalize (on every event of every request):
+  // throughput: measure, decodeUpstream and accounting built from RxJS operators measured 22% (reps
+  // 1.01–1.37×) and, in a second run, 113% (reps 1.71–2.45×) more gateway CPU per request.
   return (source) =>
-    defer(() => {
+    new Observable<GatewayEvent>((subscriber) => {
       let ended = false;
-      let counted: Promise<void> | undefined;
-      const end = (): void => {
-        if (ended) return;
+      const end = (): Promise<void> | undefined => {
+        if (ended || !ledger) return undefined;
         ended = true;
         try {
-          counted = ledger.end(account);
+          return ledger.end(account);
         } catch {
           // counting never fails the answer
+          return undefined;
         }
       };
-      /** `then` once the count landed (at once when there is nothing to wait for). */
-      const landed = <T>(then: Observable<T>): Observable<T> =>
-        defer(() => (counted ? from(counted.then(noop, noop)).pipe(concatMap(() => then)) : then));
-      return source.pipe(
-        keepUsage,
-        tap({
-          next: (ev) => {
-            if (ev.type !== 'json') return;
+      /** Passes `pass` on once the count landed (at once when there is nothing to wait for). */
+      const after = (counted: Promise<void> | undefined, pass: () => void): void => {
+        if (counted) void counted.then(pass, pass);
+        else pass();
+      };
+      let jsonCounted: Promise<void> | undefined;
+      const sub = source.subscribe({
+        next(ev) {
+          if (ev.type !== 'stream-start' && ev.usage) account.usage = ev.usage;
+          if (ev.type === 'json' && ledger) {
             account.cost = ledger.cost(account);
-            end(); // nothing is spent after a JSON answer: it is counted now, and written once counted
-          },
-          error: end,
-          complete: end,
-        }),
-        // the end waits for the count; a JSON answer before it waited for the same count, so it passes first
-        catchError((e: unknown) => landed(throwError(() => e))),
-        concatWith(landed(EMPTY)),
-        concatMap((ev) => (ev.type === 'json' ? landed(of(ev)) : [ev])),
-        finalize(end),
-      );
+            // nothing is spent after a JSON answer: it is counted now, and written once counted
+            jsonCounted = end();
+            after(jsonCounted, () => subscriber.next(ev));
+            return;
+          }
+          subscriber.next(ev);
+        },
+        error: (e: unknown) => after(end() ?? jsonCounted, () => subscriber.error(e)),
+        complete: () => after(end() ?? jsonCounted, () => subscriber.complete()),
+      });
+      return () => {
+        sub.unsubscribe();
+        end();
+      };
     });
 }

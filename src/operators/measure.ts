@@ -1,4 +1,4 @@
-import { defer, tap, type MonoTypeOperatorFunction } from 'rxjs';
+import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Outcome, TargetLabels, Telemetry } from '../metrics/telemetry.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
@@ -73,10 +73,14 @@ function outcomeOf(err: unknown): [Outcome, number] {
 export function measure(o: MeasureOptions): MonoTypeOperatorFunction<GatewayEvent> {
   const { labels, telemetry, now, clock, account } = o;
   const meta = account && o.meta;
+  // One Observable per attempt, not defer + tap (it runs on every event of every request):
+  // throughput: measure, decodeUpstream and accounting built from RxJS operators measured 22% (reps
+  // 1.01–1.37×) and, in a second run, 113% (reps 1.71–2.45×) more gateway CPU per request.
   return (source) =>
-    defer(() => {
+    new Observable<GatewayEvent>((subscriber) => {
       const start = now();
       let first = true;
+      let finished = false;
       let status = 200;
       let spent: Spent | undefined;
       try {
@@ -86,6 +90,8 @@ export function measure(o: MeasureOptions): MonoTypeOperatorFunction<GatewayEven
       }
       upstreamBegin(clock, start);
       const finish = (outcome: Outcome, code: number): void => {
+        if (finished) return;
+        finished = true;
         const t = now();
         upstreamEnd(clock, t);
         try {
@@ -94,30 +100,35 @@ export function measure(o: MeasureOptions): MonoTypeOperatorFunction<GatewayEven
           // a metrics failure never fails or hangs the request
         }
       };
-      return source.pipe(
-        tap({
-          next: (ev) => {
-            if (ev.type === 'json') status = ev.status;
-            const usage = ev.type === 'stream-start' ? undefined : ev.usage;
-            if (meta) spent = noteSpent(account!, meta, spent, usage);
-            try {
-              if (first) {
-                first = false;
-                if (ev.type === 'stream-start') telemetry.timeToFirstToken(labels, (now() - start) / 1000);
-              }
-              if (usage) telemetry.tokens(labels, usage);
-            } catch {
-              // a metrics failure never fails the request
+      const sub = source.subscribe({
+        next: (ev) => {
+          if (ev.type === 'json') status = ev.status;
+          const usage = ev.type === 'stream-start' ? undefined : ev.usage;
+          if (meta) spent = noteSpent(account!, meta, spent, usage);
+          try {
+            if (first) {
+              first = false;
+              if (ev.type === 'stream-start') telemetry.timeToFirstToken(labels, (now() - start) / 1000);
             }
-          },
-          error: (e: unknown) => {
-            if (meta) account!.failed = meta;
-            finish(...outcomeOf(e));
-          },
-          complete: () => finish('success', status),
-          // only when unsubscribed before the attempt completed or failed
-          unsubscribe: () => finish('cancelled', 0),
-        }),
-      );
+            if (usage) telemetry.tokens(labels, usage);
+          } catch {
+            // a metrics failure never fails the request
+          }
+          subscriber.next(ev);
+        },
+        error: (e: unknown) => {
+          if (meta) account!.failed = meta;
+          finish(...outcomeOf(e));
+          subscriber.error(e);
+        },
+        complete: () => {
+          finish('success', status);
+          subscriber.complete();
+        },
+      });
+      return () => {
+        sub.unsubscribe();
+        finish('cancelled', 0);
+      };
     });
 }
