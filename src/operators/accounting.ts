@@ -29,6 +29,13 @@ export interface Ledger<A extends UsageAccount> {
   end(account: A): Promise<void> | undefined;
 }
 
+export interface AccountingOptions<A extends UsageAccount> {
+  /** The request's account: the pipeline's RequestOutcome. */
+  account: A;
+  /** Prices the answer and counts the request when it is over; absent: usage is kept, nothing counted. */
+  ledger?: Ledger<A>;
+}
+
 /**
  * Accounting: the answer's token usage (a JSON body's, or the stream chunk that carries it) is kept
  * on the request's account for the log line and metrics; with a ledger, a JSON answer's cost is
@@ -41,7 +48,10 @@ export interface Ledger<A extends UsageAccount> {
  * reservation still held (a usage limit would refuse it as full while nothing is in flight). An answer
  * whose client left is counted without waiting.
  */
-export function accounting<A extends UsageAccount>(account: A, ledger?: Ledger<A>): MonoTypeOperatorFunction<GatewayEvent> {
+export function accounting<A extends UsageAccount>({ account, ledger }: AccountingOptions<A>): MonoTypeOperatorFunction<GatewayEvent> {
+  // One Observable, not tap + catchError + concatWith + concatMap + finalize (on every event of every request):
+  // throughput: measure, decodeUpstream and accounting built from RxJS operators measured 22% (reps
+  // 1.01–1.37×) and, in a second run, 113% (reps 1.71–2.45×) more gateway CPU per request.
   return (source) =>
     new Observable<GatewayEvent>((subscriber) => {
       let ended = false;

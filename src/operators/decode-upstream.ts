@@ -31,8 +31,10 @@ export interface DecodeUpstreamOptions {
  */
 export function decodeUpstream(o: DecodeUpstreamOptions): OperatorFunction<UpstreamMessage, GatewayEvent> {
   const { provider, request: req, meta, target } = o;
-  // One Observable per attempt, not mergeMap over each step's chunks: it runs on every message of every
-  // request, and a step yields zero or more events (an inner subscription per message otherwise).
+  // One Observable per attempt, not concatMap over each message's events (an inner subscription per
+  // message of every request):
+  // throughput: measure, decodeUpstream and accounting built from RxJS operators measured 22% (reps
+  // 1.01–1.37×) and, in a second run, 113% (reps 1.71–2.45×) more gateway CPU per request.
   return (source) =>
     new Observable<GatewayEvent>((subscriber) => {
       let state = req.stream ? provider.streamStart(req, target) : undefined;

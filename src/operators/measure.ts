@@ -73,7 +73,9 @@ function outcomeOf(err: unknown): [Outcome, number] {
 export function measure(o: MeasureOptions): MonoTypeOperatorFunction<GatewayEvent> {
   const { labels, telemetry, now, clock, account } = o;
   const meta = account && o.meta;
-  // One Observable per attempt (not defer + tap): this runs on every request, on every event.
+  // One Observable per attempt, not defer + tap (it runs on every event of every request):
+  // throughput: measure, decodeUpstream and accounting built from RxJS operators measured 22% (reps
+  // 1.01–1.37×) and, in a second run, 113% (reps 1.71–2.45×) more gateway CPU per request.
   return (source) =>
     new Observable<GatewayEvent>((subscriber) => {
       const start = now();

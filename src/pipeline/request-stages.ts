@@ -61,7 +61,7 @@ export const REQUEST_STAGES: readonly Stage<PlanNode, RequestEnv>[] = [
       };
     },
   },
-  { name: 'accounting', wrap: (_plan, env) => (inner) => (ctx) => inner(ctx).pipe(accounting(ctx.outcome, env.ledger)) },
+  { name: 'accounting', wrap: (_plan, env) => (inner) => (ctx) => inner(ctx).pipe(accounting({ account: ctx.outcome, ledger: env.ledger })) },
   {
     name: 'hook results',
     declared: (plan) => plan.settings.strict_vendor_compliance !== true && hasHooks(plan),

@@ -1,4 +1,4 @@
-import { Observable, type Subscription } from 'rxjs';
+import { switchMap, take, type Observable } from 'rxjs';
 import type { GatewayEvent } from '../upstream/events.js';
 import type { RequestContext } from './context.js';
 
@@ -43,22 +43,12 @@ export function compose<N, E>(stages: readonly Stage<N, E>[], node: N, env: E): 
 
 /**
  * `inner` run on `ctx` once `gate` lets the request through (its first value; its error is the
- * answer's): what switchMap would do for one value, without its per-request inner-subscription
- * bookkeeping. The gate is subscribed when the answer is, not when it is made (a strategy may make a
+ * answer's). The gate is subscribed when the answer is, not when it is made (a strategy may make a
  * child's answer and never run it).
  */
 export function after(gate: Observable<unknown>, inner: Run, ctx: RequestContext): Observable<GatewayEvent> {
-  return new Observable<GatewayEvent>((subscriber) => {
-    let answer: Subscription | undefined;
-    const checked = gate.subscribe({
-      next: () => {
-        if (!answer) answer = inner(ctx).subscribe(subscriber);
-      },
-      error: (e: unknown) => subscriber.error(e),
-    });
-    return () => {
-      checked.unsubscribe();
-      answer?.unsubscribe();
-    };
-  });
+  return gate.pipe(
+    take(1),
+    switchMap(() => inner(ctx)),
+  );
 }

@@ -145,6 +145,7 @@ export function callUpstream(
   flow?: Flow,
   limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS,
 ): Observable<UpstreamMessage> {
+  // A source, not an operator: it is fed by undici's request promise and its body's events, and aborts the call on unsubscribe.
   return new Observable<UpstreamMessage>((subscriber) => {
     const call: Call = { ac: new Abort(), subscriber, finished: false };
     const { origin, path, method, body } = req;

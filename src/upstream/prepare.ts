@@ -14,6 +14,7 @@ export function prepareRequest(
 ): Observable<UpstreamRequest> | undefined {
   const prepare = provider.prepare;
   if (!prepare) return undefined;
+  // Its own Observable: the abort controller lives as long as the subscription (`from(promise)` cannot abort it).
   return new Observable<UpstreamRequest>((subscriber) => {
     const ac = new AbortController();
     let settled = false;

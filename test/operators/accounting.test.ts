@@ -12,7 +12,7 @@ describe('accounting', () => {
     const account: UsageAccount = {};
     newScheduler().run(({ cold, expectObservable }) => {
       const json: GatewayEvent = { type: 'json', status: 200, body: {}, meta, usage };
-      expectObservable(cold('a|', { a: json }).pipe(accounting(account))).toBe('a|', { a: json });
+      expectObservable(cold('a|', { a: json }).pipe(accounting({ account }))).toBe('a|', { a: json });
     });
     expect(account.usage).toEqual(usage);
   });
@@ -26,7 +26,7 @@ describe('accounting', () => {
         c: { type: 'chunk', data: '{"x":1}' },
         u: { type: 'chunk', data: '', usage },
       };
-      expectObservable(cold('scu#', events).pipe(accounting(account))).toBe('scu#', events);
+      expectObservable(cold('scu#', events).pipe(accounting({ account }))).toBe('scu#', events);
     });
     expect(account.usage).toEqual(usage);
   });
@@ -34,7 +34,7 @@ describe('accounting', () => {
   it('leaves the account alone when no usage came', () => {
     const account: UsageAccount = {};
     newScheduler().run(({ cold, expectObservable }) => {
-      expectObservable(cold('a|', { a: { type: 'chunk', data: 'x' } as GatewayEvent }).pipe(accounting(account))).toBe('a|', { a: { type: 'chunk', data: 'x' } });
+      expectObservable(cold('a|', { a: { type: 'chunk', data: 'x' } as GatewayEvent }).pipe(accounting({ account }))).toBe('a|', { a: { type: 'chunk', data: 'x' } });
     });
     expect(account.usage).toBeUndefined();
   });
@@ -46,12 +46,12 @@ describe('accounting', () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const json: GatewayEvent = { type: 'json', status: 200, body: {}, meta, usage };
       // the cost is on the account when the answer reaches the next stage (the response headers carry it)
-      expectObservable(cold('a|', { a: json }).pipe(accounting(a, ledger), map(() => a.cost))).toBe('x|', { x: 0.5 });
-      expectObservable(cold<GatewayEvent>('#').pipe(accounting({ id: 'error' } as UsageAccount & { id: string }, ledger))).toBe('#');
+      expectObservable(cold('a|', { a: json }).pipe(accounting({ account: a, ledger }), map(() => a.cost))).toBe('x|', { x: 0.5 });
+      expectObservable(cold<GatewayEvent>('#').pipe(accounting({ account: { id: 'error' } as UsageAccount & { id: string }, ledger }))).toBe('#');
     });
     expect(a.cost).toBe(0.5);
     const upstream = new Subject<GatewayEvent>();
-    const sub = upstream.pipe(accounting({ id: 'cancelled' } as UsageAccount & { id: string }, ledger)).subscribe();
+    const sub = upstream.pipe(accounting({ account: { id: 'cancelled' } as UsageAccount & { id: string }, ledger })).subscribe();
     upstream.next({ type: 'stream-start', meta });
     sub.unsubscribe();
     expect(ends.sort()).toEqual(['cancelled', 'error', 'json']);
@@ -70,7 +70,7 @@ describe('accounting', () => {
     for (const [name, drive] of cases) {
       const seen: string[] = [];
       const upstream = new Subject<GatewayEvent>();
-      upstream.pipe(accounting({}, ledger)).subscribe({ next: (e) => seen.push(e.type), error: () => seen.push('error'), complete: () => seen.push('complete') });
+      upstream.pipe(accounting({ account: {}, ledger })).subscribe({ next: (e) => seen.push(e.type), error: () => seen.push('error'), complete: () => seen.push('complete') });
       drive(upstream);
       await flush();
       const before = [...seen];
@@ -82,7 +82,7 @@ describe('accounting', () => {
     }
     // a client that left: counted, nothing waits
     const upstream = new Subject<GatewayEvent>();
-    upstream.pipe(accounting({}, ledger)).subscribe().unsubscribe();
+    upstream.pipe(accounting({ account: {}, ledger })).subscribe().unsubscribe();
     expect(landed).toHaveLength(1);
   });
 });
