@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../config/issues.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { inputItemView, outputView, parseInclude } from '../responses/include.js';
+import { inputItemView, outputView, parseInclude } from './response-include.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import { sameTenant } from '../security/tenancy.js';
 import type { ResponseStore, StoredResponse } from '../state/response-store.js';

@@ -4,7 +4,7 @@
  * or `include[]` as the openai SDKs write it); anything else is a 400 naming it. The data a value
  * asks for is shown when it was stored; without the value it is left out.
  */
-import { fieldError } from '../management/common.js';
+import { fieldError } from './common.js';
 
 export const INCLUDE_VALUES = ['file_search_call.results', 'message.input_image.image_url', 'computer_call_output.output.image_url'] as const;
 export type IncludeValue = (typeof INCLUDE_VALUES)[number];
