@@ -58,7 +58,7 @@ export function buildEdge(b: Basics, extras: EdgeExtras, parts: { providers: Pro
       bootstrapFile: options.bootstrap,
     }),
     requestLogs: stores.requestLogs,
-    responses: new ResponsesService(stores.responses),
+    responses: new ResponsesService(stores.responses, pipeline.stages.responses?.background),
     logger,
     bodyLimitBytes: options['body-limit'],
     isDraining,

@@ -84,6 +84,11 @@ export const ERROR_CATALOG = {
     type: 'usage_limit_error',
     message: 'A cost usage-limit policy applies to this request, but the price table has no price for its model.',
   },
+  too_many_background_responses: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'This gateway, or this gateway key, runs as many background responses as it allows; retry when one has ended.',
+  },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   unsupported_media_type: {
     status: 415,

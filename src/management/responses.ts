@@ -5,6 +5,8 @@ import { inputItemView, outputView, parseInclude } from './response-include.js';
 import type { ApiKeyRecord } from '../security/api-keys.js';
 import { sameTenant } from '../security/tenancy.js';
 import type { ResponseStore, StoredResponse } from '../state/response-store.js';
+import type { BackgroundRuns } from '../pipeline/background-runs.js';
+import { CANCELLED } from '../pipeline/response-stage.js';
 import { callerScope } from './common.js';
 
 /** GET /v1/responses/:id/input_items: OpenAI's cursor page (`after` an item id, `limit` 1-100, `order`). */
@@ -43,7 +45,11 @@ export interface InputItemsPage {
  * reveals nothing about other tenants.
  */
 export class ResponsesService {
-  constructor(private readonly store: ResponseStore) {}
+  constructor(
+    private readonly store: ResponseStore,
+    /** The background responses this process runs (POST .../cancel stops them); absent: none run here. */
+    private readonly background?: BackgroundRuns,
+  ) {}
 
   /** The stored record, when `key`'s tenant owns it; else 404 `response_not_found`. */
   async owned(id: string, key: ApiKeyRecord | undefined): Promise<StoredResponse> {
@@ -73,6 +79,26 @@ export class ResponsesService {
       throw new GatewayError('store_unavailable', undefined, { cause: e });
     }
     return { id, object: 'response', deleted: true };
+  }
+
+  /**
+   * POST /v1/responses/:id/cancel: a background response this process runs is stopped (its upstream
+   * call aborted) and stored `cancelled`; one that has ended, or runs on another instance, is answered
+   * as stored. A response made without `background` is a 400.
+   */
+  async cancel(id: string, key: ApiKeyRecord | undefined): Promise<Record<string, unknown>> {
+    const record = await this.owned(id, key);
+    if (record.response.background !== true) {
+      throw new GatewayError('invalid_request_body', `Only a background response can be cancelled; "${id}" was not made with background: true.`, { param: 'response_id' });
+    }
+    if (!this.background?.cancel(id)) return record.response;
+    const response = { ...record.response, ...CANCELLED };
+    try {
+      await this.store.put({ ...record, response });
+    } catch (e) {
+      throw new GatewayError('store_unavailable', 'The response was cancelled, but the store (Redis) did not take its new status.', { cause: e });
+    }
+    return response;
   }
 
   async inputItems(id: string, query: Query, key: ApiKeyRecord | undefined): Promise<InputItemsPage> {

@@ -11,7 +11,8 @@ const notAllowed =
   };
 
 /**
- * GET and DELETE /v1/responses/:id, GET /v1/responses/:id/input_items (docs/stored-responses.md).
+ * GET and DELETE /v1/responses/:id, GET /v1/responses/:id/input_items, POST /v1/responses/:id/cancel
+ * (docs/stored-responses.md).
  * Mounted after the /v1 key check; errors go to the app's error handler.
  */
 export function responseRoutes(service: ResponsesService): express.Router {
@@ -29,5 +30,10 @@ export function responseRoutes(service: ResponsesService): express.Router {
       res.json(await service.inputItems(req.params.id, req.query, keyOf(res)));
     })
     .all(notAllowed('GET'));
+  r.route('/v1/responses/:id/cancel')
+    .post(async (req: Request<{ id: string }>, res: Response) => {
+      res.json(await service.cancel(req.params.id, keyOf(res)));
+    })
+    .all(notAllowed('POST'));
   return r;
 }
