@@ -5,6 +5,7 @@ import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { EXCHANGE_TIMEOUT_MS } from '../helpers/http.js';
 import { jsonOrUndefined } from '../helpers/json.js';
 import type { StoredResponse } from '../../src/state/response-store.js';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 
 const KEY_A = 'sk-test-responses-ws-a-0123456789';
 const KEY_B = 'sk-test-responses-ws-b-0123456789';
@@ -130,5 +131,30 @@ describe('stored responses: GET / DELETE /v1/responses/:id, input_items', () => 
     const put = await call(gw, 'PUT', '/v1/responses/resp_stored1');
     expect(put.status).toBe(405);
     expect(put.headers.allow).toBe('GET, DELETE');
+  });
+});
+
+describe('stored responses with --redis: a second instance serves GET', () => {
+  let server: RedisServer;
+  let gw1: TestGateway;
+  let gw2: TestGateway;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    gw1 = await startGateway({ options: { redis: server.url, 'response-ttl': '60' }, bootstrapYaml: BOOTSTRAP });
+    gw2 = await startGateway({ options: { redis: server.url }, bootstrapYaml: BOOTSTRAP });
+  });
+  afterAll(async () => {
+    await gw1?.close();
+    await gw2?.close();
+    await server?.close();
+  });
+
+  it('a response stored through the first is read (and deleted) through the second, scoped the same way', async () => {
+    expect(gw1.gateway.stores.responses.kind).toBe('redis');
+    await gw1.gateway.stores.responses.put(RECORD);
+    expect((await call(gw2, 'GET', '/v1/responses/resp_stored1')).json).toMatchObject({ id: 'resp_stored1', status: 'completed' });
+    expect((await call(gw2, 'GET', '/v1/responses/resp_stored1', KEY_B)).status).toBe(404);
+    expect((await call(gw2, 'DELETE', '/v1/responses/resp_stored1')).status).toBe(200);
+    expect((await call(gw1, 'GET', '/v1/responses/resp_stored1')).status).toBe(404);
   });
 });
