@@ -33,7 +33,12 @@ const CACHE_HITS = new Set(['HIT', 'SEMANTIC_HIT']);
 function chunkType(ev: Extract<GatewayEvent, { type: 'chunk' }>): string | undefined {
   if (ev.comment) return undefined;
   if (ev.event !== undefined) return ev.event.startsWith('response.') ? ev.event : undefined;
-  return ev.data.includes('"response.') ? ((JSON.parse(ev.data) as Obj).type as string | undefined) : undefined;
+  if (!ev.data.includes('"response.')) return undefined;
+  try {
+    return (JSON.parse(ev.data) as Obj).type as string | undefined;
+  } catch {
+    return undefined; // not JSON: nothing the recorder reads
+  }
 }
 
 /**
@@ -91,7 +96,7 @@ class Recording {
 /** A chunk as answered: its snapshot's id rewritten when the recording names the response otherwise. */
 function onChunk(rec: Recording, ev: Extract<GatewayEvent, { type: 'chunk' }>): GatewayEvent {
   const type = chunkType(ev);
-  if (type === undefined) return ev;
+  if (type === undefined || (type !== 'response.output_item.done' && !SNAPSHOTS.has(type))) return ev;
   const data = JSON.parse(ev.data) as Obj;
   if (type === 'response.output_item.done') rec.item(data.output_index, data.item as Obj);
   if (!SNAPSHOTS.has(type) || typeof data.response !== 'object' || data.response === null) return ev;
