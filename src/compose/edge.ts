@@ -7,6 +7,7 @@ import { callerScope } from '../management/common.js';
 import { checksValidator, GuardrailsService, type ValidateChecks } from '../management/guardrails.js';
 import { PoliciesService } from '../management/policies.js';
 import { PromptsService } from '../management/prompts.js';
+import { ResponsesService } from '../management/responses.js';
 import { virtualKeyChecker, VirtualKeysService } from '../management/virtual-keys.js';
 import { resolveCheck } from '../checks/registry.js';
 import { PromptRenderer } from '../pipeline/prompt.js';
@@ -57,6 +58,7 @@ export function buildEdge(b: Basics, extras: EdgeExtras, parts: { providers: Pro
       bootstrapFile: options.bootstrap,
     }),
     requestLogs: stores.requestLogs,
+    responses: new ResponsesService(stores.responses, pipeline.stages.responses?.background),
     logger,
     bodyLimitBytes: options['body-limit'],
     isDraining,

@@ -13,6 +13,8 @@ import type { Basics } from './basics.js';
 import { buildUsageLimits } from './limits.js';
 import type { Providers } from './providers.js';
 import type { State } from './state.js';
+import { BackgroundRuns } from '../pipeline/background-runs.js';
+import type { ResponsesDeps } from '../pipeline/response-stage.js';
 
 /** What a request runs on: how plans are built, the pipeline's deps and the stages beyond the plan. */
 export interface Pipeline {
@@ -55,11 +57,18 @@ export function buildPipeline(b: Basics, random: () => number, providers: Provid
   };
   const deps: PipelineDeps = { ...calls, cache: cacheDeps(b, state, planDeps, calls), hooks: hookDeps(b, checkDeps) };
   const usageLimits = buildUsageLimits(b, providers, state, checkDeps.http);
+  const responses: ResponsesDeps = {
+    store: stores.responses,
+    background: new BackgroundRuns({ max: options['background-max'], maxPerKey: options['background-max-per-key'] }),
+    now,
+    storeFailed: (id, e) => b.logger.warn({ msg: 'a response was not stored', response_id: id, error: (e as Error).message }),
+  };
   return {
     planDeps,
     deps,
-    stages: { usageLimits, ledger: usageLimits },
+    stages: { usageLimits, ledger: usageLimits, responses },
     close() {
+      responses.background.close();
       usageLimits.stop();
       return checkDeps.close();
     },

@@ -72,6 +72,8 @@ export function buildState(b: Basics, seeds: StateSeeds, providers: Providers): 
     redisUrl: options.redis,
     cacheMaxBytes: options['cache-max-bytes'],
     requestLogSize: options['request-log-size'],
+    responseMaxBytes: options['response-max-bytes'],
+    responseTtlSeconds: options['response-ttl'],
     declaredKeys: keys,
     declaredVirtualKeys,
     masterKey,

@@ -58,6 +58,7 @@ export const ERROR_CATALOG = {
   prompt_not_found: { status: 404, type: 'invalid_request_error', message: 'No prompt template has this id or slug (in the scope of this gateway key).' },
   policy_not_found: { status: 404, type: 'invalid_request_error', message: 'No usage-limit policy has this id (in the scope of this gateway key).' },
   api_key_not_found: { status: 404, type: 'invalid_request_error', message: 'No gateway key made through the API has this id (in the scope of this gateway key).' },
+  response_not_found: { status: 404, type: 'invalid_request_error', message: 'No stored response has this id (in the workspace of this gateway key).' },
   model_not_found: { status: 404, type: 'invalid_request_error', message: "The model is not in this gateway's model list (GET /v1/models) for this request." },
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'Unknown route.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'The route does not serve this method; Allow lists those it does.' },
@@ -82,6 +83,11 @@ export const ERROR_CATALOG = {
     status: 412,
     type: 'usage_limit_error',
     message: 'A cost usage-limit policy applies to this request, but the price table has no price for its model.',
+  },
+  too_many_background_responses: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'This gateway, or this gateway key, runs as many background responses as it allows; retry when one has ended.',
   },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   unsupported_media_type: {

@@ -15,6 +15,7 @@ import { guardrailRoutes } from './routes/guardrails.js';
 import { policyRoutes } from './routes/policies.js';
 import { promptRoutes } from './routes/prompts.js';
 import { logRoutes } from './routes/logs.js';
+import { responseRoutes } from './routes/responses.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { virtualKeyRoutes } from './routes/virtual-keys.js';
 import { LogsService } from '../management/logs.js';
@@ -88,6 +89,7 @@ function createFrameworkApp(deps: AppDeps): express.Express {
   app.use(promptRoutes(deps.prompts, deps.bodyLimitBytes));
   app.use(policyRoutes(deps.policies, deps.bodyLimitBytes));
   app.use(logRoutes(new LogsService(deps.requestLogs)));
+  if (deps.responses) app.use(responseRoutes(deps.responses));
   app.use(apiKeyRoutes(deps.adminKeys, deps.bodyLimitBytes));
   app.use(virtualKeyRoutes(deps.virtualKeys, deps.bodyLimitBytes));
   app.use((req, res) => {

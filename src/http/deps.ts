@@ -15,6 +15,7 @@ import type { PromptRenderer } from '../pipeline/prompt.js';
 import type { ApiKeysService } from '../management/api-keys.js';
 import type { VirtualKeysService } from '../management/virtual-keys.js';
 import type { RequestLogStore } from '../state/request-log-store.js';
+import type { ResponsesService } from '../management/responses.js';
 import type { Exchange } from './exchange.js';
 
 /** What the edge is built from (by the composition root, src/gateway.ts). */
@@ -38,6 +39,8 @@ export interface AppDeps {
   virtualKeys: VirtualKeysService;
   /** Where each proxied request's record is appended (and GET /v1/logs reads). */
   requestLogs: RequestLogStore;
+  /** The stored responses' routes (GET/DELETE /v1/responses/:id, its input items); absent: not served. */
+  responses?: ResponsesService;
   logger: Logger;
   bodyLimitBytes: number;
   metrics: Registry;

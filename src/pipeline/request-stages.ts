@@ -6,6 +6,7 @@ import { hooksOf } from '../plan/hooks.js';
 import type { PlanNode } from '../plan/types.js';
 import type { RequestOutcome } from './outcome.js';
 import { after, type Run, type Stage } from './stage.js';
+import { storedResponses, type ResponsesDeps } from './response-stage.js';
 
 /**
  * The request-level stages the composition root wires in (src/gateway.ts); absent, a stage is left
@@ -16,6 +17,8 @@ export interface Stages {
   usageLimits?: UsageLimitOptions['limits'];
   /** Prices the answer and counts it when it ends (settles the usage-limit reservations). */
   ledger?: Ledger<RequestOutcome>;
+  /** Stored responses (the Responses endpoint's `store`, `previous_response_id`, `background`). */
+  responses?: ResponsesDeps;
 }
 
 /** What a request's stages are built with: the request-level stages and the compiled plan. */
@@ -37,6 +40,7 @@ function hasHooks(node: PlanNode): boolean {
  * channel: before the first event it is a JSON error response, after it an SSE error event.
  */
 export const REQUEST_STAGES: readonly Stage<PlanNode, RequestEnv>[] = [
+  { name: 'stored responses', declared: (_plan, env) => env.responses !== undefined, wrap: (_plan, env) => storedResponses(env.responses!) },
   {
     name: 'usage limit',
     declared: (_plan, env) => env.usageLimits !== undefined,

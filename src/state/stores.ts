@@ -33,6 +33,9 @@ import { MemoryVirtualKeyStore } from './memory/virtual-key-store.js';
 import { RedisVirtualKeyStore } from './redis/virtual-key-store.js';
 import { MemoryRequestLogStore } from './memory/request-log-store.js';
 import { RedisRequestLogStore } from './redis/request-log-store.js';
+import type { ResponseStore } from './response-store.js';
+import { memoryResponseStore } from './memory/response-store.js';
+import { redisResponseStore } from './redis/response-store.js';
 
 /** Every piece of state the gateway holds, built once: memory (embedded default) or Redis (shared). */
 export interface Stores {
@@ -50,6 +53,8 @@ export interface Stores {
   usage: UsageCounters;
   /** Request records (GET /v1/logs): a memory ring, or one capped stream shared through Redis. */
   requestLogs: RequestLogStore;
+  /** Stored responses (POST/GET /v1/responses): bounded in memory, or shared through Redis; each kept for a time to live. */
+  responses: ResponseStore;
   /** Gateway keys: the declared ones (this process's), and those made through /v1/api-keys (shared with Redis). */
   apiKeys: ApiKeyStore;
   /** Virtual keys: the bootstrap file's (this process's), and those made through /v1/virtual-keys (shared with Redis, secrets sealed). */
@@ -68,6 +73,9 @@ export interface StoreOptions {
   cacheMaxBytes: number;
   /** Request records kept (--request-log-size). */
   requestLogSize: number;
+  /** Stored responses: the memory bound (--response-max-bytes) and the time to live (--response-ttl). */
+  responseMaxBytes: number;
+  responseTtlSeconds: number;
   /** The operator's gateway keys (options, bootstrap file, generated): kept in this process, never written to Redis. */
   declaredKeys: readonly { key: string; record: ApiKeyRecord }[];
   /** The bootstrap file's virtual keys: kept in this process, never written to Redis. */
@@ -91,6 +99,7 @@ export function createStores(o: StoreOptions): Stores {
       policies: new MemoryPolicyStore(),
       usage: new MemoryUsageCounters(),
       requestLogs: new MemoryRequestLogStore(o.requestLogSize),
+      responses: memoryResponseStore({ maxBytes: o.responseMaxBytes, ttlSeconds: o.responseTtlSeconds }),
       apiKeys: new MemoryApiKeyStore(o.declaredKeys),
       virtualKeys: new MemoryVirtualKeyStore(o.declaredVirtualKeys),
       unreadableVirtualKeys: () => new Map(),
@@ -117,6 +126,7 @@ export function createStores(o: StoreOptions): Stores {
     policies,
     usage: new RedisUsageCounters(conn),
     requestLogs: new RedisRequestLogStore(conn, { capacity: o.requestLogSize }),
+    responses: redisResponseStore(conn, { ttlSeconds: o.responseTtlSeconds }),
     apiKeys,
     virtualKeys,
     unreadableVirtualKeys: () => virtualKeys.unreadable(),

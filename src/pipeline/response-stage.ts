@@ -1,0 +1,104 @@
+import { defer, of, switchMap, type Observable } from 'rxjs';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { KeyScope } from '../limits/types.js';
+import { recordResponse, type RecordResponseOptions } from '../operators/record-response.js';
+import { completeResponse, inputItems, newId } from '../operators/response-object.js';
+import type { TenantScope } from '../security/tenancy.js';
+import type { ResponseStore, StoredResponse } from '../state/response-store.js';
+import type { GatewayEvent } from '../upstream/events.js';
+import type { BackgroundRuns } from './background-runs.js';
+import type { RequestContext } from './context.js';
+import { ownInput, previousItems } from './previous-response.js';
+import type { Run, Wrap } from './stage.js';
+
+type Obj = Record<string, unknown>;
+
+/** What the stored-responses stage is built with (the composition root's stores and bounds). */
+export interface ResponsesDeps {
+  store: ResponseStore;
+  background: BackgroundRuns;
+  /** Milliseconds (the pipeline's clock). */
+  now: () => number;
+  /** A record the store did not take (the answer goes on): logged by the composition root. */
+  storeFailed?: (id: string, error: unknown) => void;
+}
+
+/** What a client's leaving makes of a response it was reading: it did not end, and nobody waits for it. */
+const CLIENT_LEFT: Obj = { status: 'incomplete', incomplete_details: { reason: 'client_cancelled' } };
+/** A background response stopped by POST /v1/responses/:id/cancel. */
+export const CANCELLED: Obj = { status: 'cancelled' };
+
+function ownerOf(key: KeyScope | undefined): TenantScope {
+  const o: TenantScope = {};
+  if (key?.workspace_id !== undefined) o.workspace_id = key.workspace_id;
+  if (key?.organisation_id !== undefined) o.organisation_id = key.organisation_id;
+  return o;
+}
+
+/** The body the upstream gets: the conversation rebuilt before its own input, without what the gateway handles itself. */
+async function upstreamBody(deps: ResponsesDeps, body: Obj, owner: TenantScope): Promise<Obj> {
+  const { previous_response_id: previous, background: _background, ...rest } = body;
+  if (typeof previous !== 'string') return rest;
+  return { ...rest, input: [...(await previousItems(deps.store, previous, owner)), ...ownInput(body.input)] };
+}
+
+function checkBackground(body: Obj): void {
+  if (body.stream === true) throw new GatewayError('invalid_request_body', 'Invalid request body: background: a background response is read with GET /v1/responses/{id}; send stream: false.', { param: 'background' });
+  if (body.store === false) throw new GatewayError('invalid_request_body', 'Invalid request body: background: a background response is stored; send store: true or leave it out.', { param: 'background' });
+}
+
+/**
+ * Starts the request detached, under an id announced at once: the answer is the response `queued`;
+ * the run goes on when the client leaves, and is stopped by cancel (src/pipeline/background-runs.ts).
+ */
+async function startBackground(deps: ResponsesDeps, inner: Run, ctx: RequestContext, record: Omit<RecordResponseOptions, 'abandoned'>): Promise<GatewayEvent> {
+  const id = record.id!;
+  const key = ctx.key?.name ?? '';
+  deps.background.admit(id, key);
+  const queued: StoredResponse = { response: { ...completeResponse({}, record.body, id, Math.floor(deps.now() / 1000)), status: 'queued' }, input_items: record.inputItems, owner: record.owner };
+  try {
+    await deps.store.put(queued);
+  } catch (e) {
+    deps.background.leave(id);
+    throw new GatewayError('store_unavailable', 'The response store (Redis) is not reachable; the background response was not started.', { cause: e });
+  }
+  const sub = inner(ctx)
+    .pipe(recordResponse({ ...record, abandoned: CANCELLED }))
+    .subscribe({ error: () => deps.background.leave(id), complete: () => deps.background.leave(id) });
+  if (!sub.closed) deps.background.started(id, sub);
+  return { type: 'json', status: 200, body: queued.response, meta: { provider: 'gateway', target: 'background', retries: 0 } };
+}
+
+/**
+ * The stored-responses stage, for requests to the Responses endpoint: `previous_response_id`
+ * rebuilt into the input before routing; the answer recorded (src/operators/record-response.ts)
+ * unless `store` is false; `background: true` answered at once and run detached. Other endpoints
+ * pass untouched.
+ */
+export function storedResponses(deps: ResponsesDeps): Wrap {
+  return (inner) => (ctx) => {
+    const body = ctx.request.body;
+    if (ctx.request.endpoint !== 'responses' || body === undefined) return inner(ctx);
+    if (body.store === false && body.background !== true && typeof body.previous_response_id !== 'string') return inner(ctx);
+    return defer(() => run(deps, inner, ctx, body)).pipe(switchMap((answer) => answer));
+  };
+}
+
+async function run(deps: ResponsesDeps, inner: Run, ctx: RequestContext, body: Obj): Promise<Observable<GatewayEvent>> {
+  const owner = ownerOf(ctx.key);
+  if (body.background === true) checkBackground(body);
+  ctx.request = { ...ctx.request, body: await upstreamBody(deps, body, owner) };
+  if (body.store === false) return inner(ctx);
+  const record: Omit<RecordResponseOptions, 'abandoned'> = {
+    store: deps.store,
+    body,
+    inputItems: inputItems(body.input),
+    owner,
+    now: deps.now,
+    written: (r, e) => {
+      if (e !== undefined) deps.storeFailed?.(r.response.id as string, e);
+    },
+  };
+  if (body.background === true) return of(await startBackground(deps, inner, ctx, { ...record, id: newId('resp') }));
+  return inner(ctx).pipe(recordResponse({ ...record, abandoned: CLIENT_LEFT }));
+}
