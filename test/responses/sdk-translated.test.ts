@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { chatCompletion, FakeOpenAI } from '../fakes/openai-server.js';
+import { chatChunks, chatCompletion, FakeOpenAI, sseFrames } from '../fakes/openai-server.js';
 import { FakeAnthropic } from '../fakes/anthropic-server.js';
 
 /**
@@ -160,5 +160,81 @@ describe('POST /v1/responses validation', () => {
     const [up] = await chatHost.waitForRequests(1);
     expect(up!.body).toMatchObject({ temperature: 2, top_p: 0, top_k: 3 });
     expect(up!.body.metadata).toBeUndefined();
+  });
+});
+
+describe('responses.stream() through chat completions', () => {
+  const collect = async (stream: AsyncIterable<{ type: string; sequence_number: number }>) => {
+    const events: { type: string; sequence_number: number }[] = [];
+    for await (const ev of stream) events.push(ev);
+    return events;
+  };
+
+  it('text: the Responses events in order, numbered, and the final response with usage', async () => {
+    chatHost.enqueue('/v1/chat/completions', { stream: { frames: sseFrames(chatChunks(['Hel', 'lo'], { includeUsage: true, usage: { prompt_tokens: 7, completion_tokens: 2 } })) } });
+    const stream = sdk('openai-compatible').responses.stream({ model: 'gpt-4o-mini', input: 'hi' });
+    const deltas: string[] = [];
+    stream.on('response.output_text.delta', (e) => deltas.push(e.delta));
+    const events = await collect(stream);
+    const final = await stream.finalResponse();
+    const [up] = await chatHost.waitForRequests(1);
+    expect(up!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    expect(events.map((e) => e.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    expect(deltas).toEqual(['Hel', 'lo']);
+    expect(final.output_text).toBe('Hello');
+    expect(final).toMatchObject({ status: 'completed', usage: { input_tokens: 7, output_tokens: 2, total_tokens: 9 } });
+  });
+
+  it('a function call streams as function_call_arguments deltas and ends in a function_call item', async () => {
+    const chunk = (delta: object, finish: string | null = null) => ({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish }] });
+    const call = (args: string, head?: object) => ({ tool_calls: [{ index: 0, ...head, function: { ...(head ? { name: 'weather' } : {}), arguments: args } }] });
+    chatHost.enqueue('/v1/chat/completions', {
+      stream: { frames: sseFrames([chunk({ role: 'assistant' }), chunk(call('', { id: 'call_9', type: 'function' })), chunk(call('{"city":')), chunk(call('"Oslo"}')), chunk({}, 'tool_calls')]) },
+    });
+    const stream = sdk('openai-compatible').responses.stream({ model: 'gpt-4o-mini', input: 'weather?', tools: [{ type: 'function', name: 'weather', parameters: {}, strict: false }] });
+    const events = await collect(stream);
+    const final = await stream.finalResponse();
+    expect(events.map((e) => e.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(final.output).toMatchObject([{ id: expect.stringMatching(/^fc_/), type: 'function_call', status: 'completed', call_id: 'call_9', name: 'weather', arguments: '{"city":"Oslo"}' }]);
+  });
+
+  it('Anthropic: its stream becomes the same events', async () => {
+    const stream = sdk('anthropic').responses.stream({ model: 'claude-sonnet-4-5', input: 'hey' });
+    const events = await collect(stream);
+    const final = await stream.finalResponse();
+    expect(events[0]!.type).toBe('response.created');
+    expect(events.at(-1)!.type).toBe('response.completed');
+    expect(final.output_text).toBe('echo: hey');
+    expect(final.usage).toMatchObject({ input_tokens: 10, output_tokens: expect.any(Number) });
+  });
+
+  it('a length stop ends in response.incomplete', async () => {
+    const frames = sseFrames(chatChunks(['cut']).map((c: any) => (c.choices[0]?.finish_reason ? { ...c, choices: [{ ...c.choices[0], finish_reason: 'length' }] } : c)));
+    chatHost.enqueue('/v1/chat/completions', { stream: { frames } });
+    const events = await collect(sdk('openai-compatible').responses.stream({ model: 'gpt-4o-mini', input: 'x', max_output_tokens: 1 }));
+    const last = events.at(-1) as unknown as { type: string; response: { status: string; incomplete_details: unknown } };
+    expect(last.type).toBe('response.incomplete');
+    expect(last.response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
   });
 });
