@@ -55,6 +55,9 @@ export const ResponsesBody = z.looseObject(
 );
 export type ResponsesBody = z.infer<typeof ResponsesBody>;
 
+/** The `type` an event's JSON starts with (as the gateway's and OpenAI's do), for chunks replayed without their name. */
+const LEADING_TYPE = /^\{"type":"([^"]+)"/;
+
 /**
  * The Responses API's stream framing: each event as `event: <type>` and its `data:`, no `[DONE]`
  * (the stream ends after `response.completed`, `response.incomplete` or `response.failed`). Errors
@@ -63,7 +66,10 @@ export type ResponsesBody = z.infer<typeof ResponsesBody>;
 export const RESPONSES_FRAMING: Framing = {
   ...OPENAI_FRAMING,
   streamHeaders: SSE_HEADERS,
-  chunk: (data, event) => (event === undefined ? sseData(data) : sseEvent(data, event)),
+  chunk: (data, event) => {
+    const name = event ?? LEADING_TYPE.exec(data)?.[1];
+    return name === undefined ? sseData(data) : sseEvent(data, name);
+  },
   end: '',
 };
 

@@ -60,6 +60,7 @@ describe('the Responses API front door', () => {
     const f = byId('responses');
     expect(f.toRequest({ model: 'm', input: 'x', stream: true }, {})).toMatchObject({ endpoint: 'responses', stream: true });
     expect(f.framing.chunk('{"type":"response.created"}', 'response.created')).toBe('event: response.created\ndata: {"type":"response.created"}\n\n');
+    expect(f.framing.chunk('{"type":"response.completed","response":{}}'), 'a replayed chunk is named by its type').toBe('event: response.completed\ndata: {"type":"response.completed","response":{}}\n\n');
     expect(f.framing.end).toBe('');
     expect(f.framing.streamError({ error: { message: 'x' } })).toBe(sseError({ error: { message: 'x' } }));
   });
