@@ -2,34 +2,23 @@
  * The cache serves /v1/responses as it serves chat: a JSON answer replayed as the Responses API's
  * stream events, a stream's events answered as the response object, both read by the openai SDK.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { FakeOpenAI } from '../fakes/openai-server.js';
+import { gatewayAndFake } from './harness.js';
 
-let fake: FakeOpenAI;
-let gw: TestGateway;
+const env = gatewayAndFake();
 
 const client = (provider: string) =>
   new OpenAI({
     apiKey: 'unused',
-    baseURL: `${gw.url}/v1`,
+    baseURL: `${env.gw.url}/v1`,
     maxRetries: 0,
     defaultHeaders: {
-      'x-gateway-api-key': gw.key,
-      'x-gateway-config': JSON.stringify({ provider, custom_host: fake.baseUrl, api_key: 'sk-x', cache: { mode: 'simple', max_age: 60 } }),
+      'x-gateway-api-key': env.gw.key,
+      'x-gateway-config': JSON.stringify({ provider, custom_host: env.fake.baseUrl, api_key: 'sk-x', cache: { mode: 'simple', max_age: 60 } }),
     },
   });
 
-beforeAll(async () => {
-  fake = await FakeOpenAI.start();
-  gw = await startGateway();
-});
-afterEach(() => fake.reset());
-afterAll(async () => {
-  await gw?.close();
-  await fake?.close();
-});
 
 describe.each(['openai', 'openai-compatible'])('the cache on /v1/responses (%s)', (provider) => {
   it('a JSON answer, then the same request streamed: a hit replayed as the Responses events', async () => {
@@ -39,7 +28,7 @@ describe.each(['openai', 'openai-compatible'])('the cache on /v1/responses (%s)'
     const types: string[] = [];
     for await (const ev of stream) types.push(ev.type);
     const final = await stream.finalResponse();
-    expect(fake.requests).toHaveLength(1);
+    expect(env.fake.requests).toHaveLength(1);
     expect(types[0]).toBe('response.created');
     expect(types.at(-1)).toBe('response.completed');
     expect(final.output_text).toBe(first.output_text);
@@ -51,7 +40,7 @@ describe.each(['openai', 'openai-compatible'])('the cache on /v1/responses (%s)'
     for await (const _ of stream);
     const streamed = await stream.finalResponse();
     const { data, response } = await client(provider).responses.create({ model: 'gpt-4o-mini', input }).withResponse();
-    expect(fake.requests).toHaveLength(1);
+    expect(env.fake.requests).toHaveLength(1);
     expect(response.headers.get('x-gateway-cache-status')).toBe('HIT');
     expect(data.object).toBe('response');
     expect(data.output_text).toBe(streamed.output_text);

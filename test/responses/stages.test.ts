@@ -2,12 +2,11 @@
  * The stages before and after the target read a Responses API body through its endpoint: the texts
  * guardrails and hooks check and rewrite, and the usage estimate limits reserve.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { requestTexts, responseText, rewriteRequestText, rewriteResponseText } from '../../src/checks/text.js';
 import { DEFAULT_OUTPUT_TOKENS, estimateTokens, MESSAGE_OVERHEAD_TOKENS, textTokens } from '../../src/pricing/usage-estimate.js';
-import { FakeOpenAI } from '../fakes/openai-server.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { post } from '../helpers/http.js';
+import { gatewayAndFake } from './harness.js';
 
 const items = {
   model: 'gpt-4o',
@@ -55,28 +54,18 @@ describe('usage estimate of a Responses body', () => {
 });
 
 describe('guardrails on /v1/responses', () => {
-  let fake: FakeOpenAI;
-  let gw: TestGateway;
-  beforeAll(async () => {
-    fake = await FakeOpenAI.start();
-    gw = await startGateway();
-  });
-  afterEach(() => fake.reset());
-  afterAll(async () => {
-    await gw?.close();
-    await fake?.close();
-  });
-  const send = (config: unknown, body: unknown) => post(`${gw.url}/v1/responses`, gw.headers({ 'x-gateway-config': JSON.stringify(config) }), body);
+  const env = gatewayAndFake();
+  const send = (config: unknown, body: unknown) => post(`${env.gw.url}/v1/responses`, env.gw.headers({ 'x-gateway-config': JSON.stringify(config) }), body);
 
   it('an input guardrail reads the input items: a deny is a 446 before any upstream call', async () => {
-    const config = { provider: 'openai-compatible', custom_host: fake.baseUrl, api_key: 'k', input_guardrails: [{ id: 'no-secrets', 'default.regexMatch': { rule: 'secret', not: true }, deny: true }] };
+    const config = { provider: 'openai-compatible', custom_host: env.fake.baseUrl, api_key: 'k', input_guardrails: [{ id: 'no-secrets', 'default.regexMatch': { rule: 'secret', not: true }, deny: true }] };
     const r = await send(config, { model: 'gpt-4o-mini', input: [{ role: 'user', content: [{ type: 'input_text', text: 'my secret' }] }] });
     expect(r.status).toBe(446);
-    expect(fake.requests).toHaveLength(0);
+    expect(env.fake.requests).toHaveLength(0);
   });
 
   it("an output guardrail reads the response's output text", async () => {
-    const config = { provider: 'openai', custom_host: fake.baseUrl, api_key: 'k', output_guardrails: [{ id: 'no-echo', 'default.contains': { words: ['echo'], operator: 'none' }, deny: true }] };
+    const config = { provider: 'openai', custom_host: env.fake.baseUrl, api_key: 'k', output_guardrails: [{ id: 'no-echo', 'default.contains': { words: ['echo'], operator: 'none' }, deny: true }] };
     const r = await send(config, { model: 'gpt-4o-mini', input: 'hi' });
     expect(r.status).toBe(446);
     expect(JSON.stringify(r.json)).not.toContain('echo: hi');
