@@ -195,6 +195,8 @@ describe('responses.stream() through chat completions', () => {
     expect(deltas).toEqual(['Hel', 'lo']);
     expect(final.output_text).toBe('Hello');
     expect(final).toMatchObject({ status: 'completed', usage: { input_tokens: 7, output_tokens: 2, total_tokens: 9 } });
+    const line = gw.logs.filter((l) => l.path === '/v1/responses' && l.usage).at(-1);
+    expect(line?.usage, 'the usage is counted (request log)').toMatchObject({ prompt_tokens: 7, completion_tokens: 2 });
   });
 
   it('a function call streams as function_call_arguments deltas and ends in a function_call item', async () => {
