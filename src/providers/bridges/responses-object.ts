@@ -3,14 +3,14 @@
  * completions: the request's fields echoed with their defaults, the output items, the status and the
  * usage. The JSON answer and the `response` of a stream's closing event are this one object.
  */
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Usage } from '../types.js';
 
 type Json = Record<string, unknown>;
 
-/** A new id: `prefix_` and 48 hex digits (`resp_…`, `msg_…`, `fc_…`), as OpenAI's look. */
+/** A new id: `prefix_` and 32 hex digits of a random UUID (`resp_…`, `msg_…`, `fc_…`); UUIDs come from a pooled source, cheaper than random bytes each time. */
 export function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(24).toString('hex')}`;
+  return `${prefix}_${randomUUID().replaceAll('-', '')}`;
 }
 
 export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
