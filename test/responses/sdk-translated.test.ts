@@ -68,6 +68,9 @@ describe('responses.create through chat completions', () => {
       incomplete_details: null,
     });
     expect(r.output_text).toBe('echo: ping');
+    // The fields the Open Responses specification requires of a response object.
+    const required = 'id object created_at completed_at status incomplete_details model previous_response_id instructions output error tools tool_choice truncation parallel_tool_calls text top_p presence_penalty frequency_penalty top_logprobs temperature reasoning user usage max_output_tokens max_tool_calls store background service_tier metadata safety_identifier prompt_cache_key';
+    expect(required.split(' ').filter((k) => !(k in r))).toEqual([]);
     expect(r.output[0]).toMatchObject({ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'echo: ping', annotations: [] }] });
     expect(r.usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: expect.any(Number), input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } });
     expect(r.usage!.total_tokens).toBe(r.usage!.input_tokens + r.usage!.output_tokens);

@@ -54,6 +54,8 @@ export function gatewayUsage(u: unknown): Usage | undefined {
 export interface ResponseParts {
   id: string;
   created_at: number;
+  /** Seconds, once the response is over; null while in progress. */
+  completed_at?: number | null;
   model: unknown;
   status: ResponseStatus;
   incomplete_details?: { reason: string } | null;
@@ -61,7 +63,10 @@ export interface ResponseParts {
   usage?: Json;
 }
 
-/** The response object: the parts, and the request's fields echoed with the spec's defaults. */
+/**
+ * The response object: the parts, and the request's fields echoed with their defaults; every field
+ * OpenAI's object and the Open Responses specification require is present.
+ */
 export function responseObject(body: Json, p: ResponseParts): Json {
   const or = <T>(v: unknown, d: T): unknown => (v === undefined || v === null ? d : v);
   const reasoning = body.reasoning as Json | null | undefined;
@@ -69,12 +74,14 @@ export function responseObject(body: Json, p: ResponseParts): Json {
     id: p.id,
     object: 'response',
     created_at: p.created_at,
+    completed_at: p.completed_at ?? null,
     status: p.status,
     background: or(body.background, false),
     error: null,
     incomplete_details: p.incomplete_details ?? null,
     instructions: or(body.instructions, null),
     max_output_tokens: or(body.max_output_tokens, null),
+    max_tool_calls: or(body.max_tool_calls, null),
     model: p.model ?? body.model,
     output: p.output,
     parallel_tool_calls: or(body.parallel_tool_calls, true),
@@ -82,6 +89,9 @@ export function responseObject(body: Json, p: ResponseParts): Json {
     reasoning: { effort: reasoning?.effort ?? null, summary: reasoning?.summary ?? null },
     store: or(body.store, true),
     temperature: or(body.temperature, 1),
+    presence_penalty: or(body.presence_penalty, 0),
+    frequency_penalty: or(body.frequency_penalty, 0),
+    top_logprobs: or(body.top_logprobs, 0),
     text: or(body.text, { format: { type: 'text' } }),
     tool_choice: or(body.tool_choice, 'auto'),
     tools: or(body.tools, []),
@@ -89,6 +99,9 @@ export function responseObject(body: Json, p: ResponseParts): Json {
     truncation: or(body.truncation, 'disabled'),
     usage: p.usage ?? null,
     user: or(body.user, null),
+    service_tier: or(body.service_tier, 'default'),
+    safety_identifier: or(body.safety_identifier, null),
+    prompt_cache_key: or(body.prompt_cache_key, null),
     metadata: or(body.metadata, {}),
   };
 }

@@ -59,7 +59,8 @@ class Emitter {
   response(status: Parameters<typeof responseObject>[1]['status'], details?: { reason: string } | null): Json {
     const s = this.s;
     const usage = responsesUsage(s.usageBody);
-    return responseObject(s.body, { id: s.id, created_at: s.createdAt, model: s.model, status, incomplete_details: details, output: s.output, usage });
+    const completed_at = status === 'in_progress' ? null : Math.floor(Date.now() / 1000);
+    return responseObject(s.body, { id: s.id, created_at: s.createdAt, completed_at, model: s.model, status, incomplete_details: details, output: s.output, usage });
   }
 
   start(): void {

@@ -13,9 +13,11 @@ function fromChatJson(req: ProviderRequest, chat: JsonResult): JsonResult {
   const choice = (body.choices as Json[] | undefined)?.[0];
   if (!choice) throw new GatewayError('upstream_invalid_response', 'The provider answered without a choice.');
   const { status, incomplete_details } = statusOf(choice.finish_reason);
+  const now = Math.floor(Date.now() / 1000);
   const response = responseObject(req.body ?? {}, {
     id: newId('resp'),
-    created_at: typeof body.created === 'number' ? body.created : Math.floor(Date.now() / 1000),
+    created_at: typeof body.created === 'number' ? body.created : now,
+    completed_at: now,
     model: body.model,
     status,
     incomplete_details,
