@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { buildDist, buildRef, headCommit } from './against.js';
 import { BENCH_DIR, REPO_ROOT, cpuSeconds, freePort, installCleanup, machineInfo, median, onExit, pinSelf, runWrk, spread, startProc, stopAll, table, type Proc } from './lib.js';
-import { API_KEY, type GatewayContext, type Request, type Scenario } from './scenario.js';
+import { API_KEY, CHAT_PATH, type GatewayContext, type Request, type Scenario } from './scenario.js';
 import { SCENARIOS } from './scenarios/index.js';
 import { BENCH_MARKER, BENCH_PAGE, readResults, renderBenchTable } from '../scripts/bench-table.js';
 import { writeOrCheck } from '../scripts/markers.js';
@@ -169,14 +169,20 @@ const log = (s: string): void => void process.stdout.write(`${s}\n`);
 /** The contenders of rep n, starting at a different one each rep, so none always runs first. */
 export const rotated = <T>(xs: readonly T[], rep: number): T[] => xs.map((_, i) => xs[(i + rep - 1) % xs.length]!);
 
+/**
+ * The path a contender is sent the request on: the scenario's for a gateway; the minimal proxy
+ * forwards what it gets, so it always makes the chat completions exchange with the upstream.
+ */
+const pathFor = (id: ContenderId, req: Request): string => (id === 'proxy' ? CHAT_PATH : (req.path ?? CHAT_PATH));
+
 async function send(port: number, req: Request): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
-  const res = await request(`http://127.0.0.1:${port}/v1/chat/completions`, { method: 'POST', headers: req.headers, body: req.body });
+  const res = await request(`http://127.0.0.1:${port}${pathFor('current', req)}`, { method: 'POST', headers: req.headers, body: req.body });
   return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
 }
 
 async function measure(c: Contender, req: Request, durationS: number): Promise<Rep> {
   const cpu0 = cpuSeconds(c.proc.pid);
-  const w = await runWrk({ url: `http://127.0.0.1:${c.proc.port}/v1/chat/completions`, ...req }, { connections: CONNECTIONS, durationS, cpu: LOAD_CORE });
+  const w = await runWrk({ ...req, url: `http://127.0.0.1:${c.proc.port}${pathFor(c.id, req)}` }, { connections: CONNECTIONS, durationS, cpu: LOAD_CORE });
   const cpu = cpuSeconds(c.proc.pid) - cpu0;
   if (w.errors > w.requests / 100) throw new Error(`${c.id}: ${w.errors} errors or non-2xx answers in ${w.requests} requests`);
   return { cpuUsPerReq: (cpu / w.requests) * 1e6, rps: w.requests / w.durationS, errors: w.errors, p50Ms: w.p50Ms, p99Ms: w.p99Ms };

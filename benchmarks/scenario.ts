@@ -27,13 +27,17 @@ export interface Answer {
 export interface Request {
   headers: Record<string, string>;
   body: string;
+  /** The gateway's path for it; default CHAT_PATH (the minimal proxy is always sent CHAT_PATH). */
+  path?: string;
 }
+
+export const CHAT_PATH = '/v1/chat/completions';
 
 export interface Scenario {
   id: string;
   /** One sentence: what the request does. */
   title: string;
-  /** POST /v1/chat/completions with these headers and body, to every contender. */
+  /** POST with these headers and body (on its `path`, default /v1/chat/completions), to every contender. */
   request(upstream: string): Request;
   /** Extra environment of a gateway process, prepared (files, Redis) before it starts. */
   gatewayEnv?(ctx: GatewayContext): Promise<Record<string, string>>;

@@ -8,5 +8,16 @@ import { cache } from './cache.js';
 import { streams } from './streams.js';
 import { streamsAnthropic } from './streams-anthropic.js';
 import { streamsBedrock } from './streams-bedrock.js';
+import { responses } from './responses.js';
 
-export const SCENARIOS: Scenario[] = [throughput, guardrails, routing, usageLimits, cache, streams, streamsAnthropic, streamsBedrock];
+export const SCENARIOS: Scenario[] = [
+  throughput,
+  guardrails,
+  routing,
+  usageLimits,
+  cache,
+  streams,
+  streamsAnthropic,
+  streamsBedrock,
+  responses,
+];

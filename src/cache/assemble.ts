@@ -1,12 +1,15 @@
 import type { Endpoint } from '../providers/types.js';
+import { responsesChunksToJson, responsesJsonToChunks } from './assemble-responses.js';
 
 type Json = Record<string, any>;
 
 /**
  * A cached stream answered as JSON, and a cached JSON answer replayed as a stream, for the OpenAI
- * shapes (chat and legacy completions). Pure functions over parsed objects.
+ * shapes (chat and legacy completions; the Responses API's in assemble-responses.ts). Pure functions
+ * over parsed objects.
  */
 export function chunksToJson(endpoint: Endpoint, chunks: readonly Json[]): Json {
+  if (endpoint === 'responses') return responsesChunksToJson(chunks);
   const first = chunks.find((c) => c && typeof c === 'object') ?? {};
   const choices = new Map<number, Json>();
   let usage: Json | undefined;
@@ -59,6 +62,7 @@ export function chunksToJson(endpoint: Endpoint, chunks: readonly Json[]): Json 
 
 /** A complete answer as the chunks a stream of it would have carried (content whole, one chunk each). */
 export function jsonToChunks(endpoint: Endpoint, body: Json): Json[] {
+  if (endpoint === 'responses') return responsesJsonToChunks(body);
   const base = { id: body.id, object: endpoint === 'chat' ? 'chat.completion.chunk' : 'text_completion', created: body.created, model: body.model };
   const choices = (body.choices ?? []) as Json[];
   const out: Json[] = [];

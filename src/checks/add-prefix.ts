@@ -29,7 +29,7 @@ function prependContent(content: unknown, prefix: string): unknown {
  * Mutator (request only): chat — prepends `prefix` to the first message of `applyToRole`, or inserts
  * a new message (a system or developer message goes first, others last) when there is none, or when
  * `addToExisting` is false (then just before the first one); completions — prepends it to each
- * prompt. Embeddings are left alone (`data.skipped`). Always passes.
+ * prompt. Embeddings and Responses API bodies are left alone (`data.skipped`). Always passes.
  */
 export const addPrefix: CheckDef<Params> = {
   id: 'addPrefix',
@@ -39,7 +39,7 @@ export const addPrefix: CheckDef<Params> = {
   run(input, p) {
     const body = input.request.body;
     if (input.phase !== 'request' || !body) return { verdict: true, data: { skipped: 'not a request' } };
-    if (input.endpoint === 'embeddings') return { verdict: true, data: { skipped: 'embeddings' } };
+    if (input.endpoint === 'embeddings' || input.endpoint === 'responses') return { verdict: true, data: { skipped: input.endpoint } };
     if (input.endpoint === 'completions') {
       const prompt = body.prompt;
       const next = typeof prompt === 'string' ? p.prefix + prompt : Array.isArray(prompt) ? prompt.map((x) => (typeof x === 'string' ? p.prefix + x : x)) : undefined;

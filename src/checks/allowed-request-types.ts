@@ -9,6 +9,8 @@ const TYPE_NAMES: Record<string, CheckEndpoint> = {
   complete: 'completions',
   embeddings: 'embeddings',
   embed: 'embeddings',
+  responses: 'responses',
+  createModelResponse: 'responses',
 };
 const RequestType = z.enum(Object.keys(TYPE_NAMES) as [string, ...string[]]);
 
@@ -24,7 +26,7 @@ type Params = z.infer<typeof Params>;
 
 /**
  * Passes when the request's endpoint is allowed: not in `blockedTypes`, and in `allowedTypes` when
- * that is given. Names: chat | chatComplete, completions | complete, embeddings | embed.
+ * that is given. Names: chat | chatComplete, completions | complete, embeddings | embed, responses | createModelResponse.
  */
 export const allowedRequestTypes: CheckDef<Params> = {
   id: 'allowedRequestTypes',

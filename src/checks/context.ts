@@ -52,6 +52,7 @@ export const REQUEST_TYPE: Record<CheckEndpoint, string> = {
   chat: 'chatComplete',
   completions: 'complete',
   embeddings: 'embed',
+  responses: 'createModelResponse',
 };
 
 /** The JSON posted by webhook and log. */

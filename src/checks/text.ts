@@ -4,6 +4,8 @@
  * input is never changed) or undefined when nothing changed.
  */
 import type { CheckEndpoint, CheckInput } from './types.js';
+import { rewriteContent, type Rewrite } from './rewrite-content.js';
+import { responsesOutputText, responsesRequestTexts, rewriteResponsesOutput, rewriteResponsesRequest } from './responses-text.js';
 
 type Json = Record<string, unknown>;
 
@@ -35,6 +37,7 @@ function requestPart(endpoint: CheckEndpoint, body: Json | undefined): CheckInpu
 /** `text` (the latest turn) and `allText` (everything sent) of a request body; see CheckInput. */
 export function requestTexts(endpoint: CheckEndpoint, body: Json | undefined): { text: string; allText: string } {
   if (!body) return { text: '', allText: '' };
+  if (endpoint === 'responses') return responsesRequestTexts(body);
   if (endpoint === 'chat') {
     // One pass, no arrays: the last user message's text (else the last message's), and every
     // message's text joined with "\n" (an empty one still takes its line).
@@ -59,6 +62,7 @@ export function requestTexts(endpoint: CheckEndpoint, body: Json | undefined): {
 
 /** Every choice's text (chat: message content and refusal; completions: text), joined with "\n". */
 export function responseText(endpoint: CheckEndpoint, body: unknown): string {
+  if (endpoint === 'responses') return responsesOutputText(body);
   if (!isObj(body) || !Array.isArray(body.choices)) return '';
   // Joined as they come (one choice, the common answer, makes no array and no join).
   let out: string | undefined;
@@ -74,25 +78,6 @@ export function responseText(endpoint: CheckEndpoint, body: unknown): string {
     } else if (typeof c.text === 'string') out = out === undefined ? c.text : `${out}\n${c.text}`;
   }
   return out ?? '';
-}
-
-type Rewrite = (text: string) => string;
-
-function rewriteContent(content: unknown, fn: Rewrite): unknown {
-  if (typeof content === 'string') {
-    const next = fn(content);
-    return next === content ? content : next;
-  }
-  if (!Array.isArray(content)) return content;
-  let changed = false;
-  const parts = content.map((p) => {
-    if (!isObj(p) || typeof p.text !== 'string') return p;
-    const next = fn(p.text);
-    if (next === p.text) return p;
-    changed = true;
-    return { ...p, text: next };
-  });
-  return changed ? parts : content;
 }
 
 function rewriteStrings(v: unknown, fn: Rewrite): unknown {
@@ -114,6 +99,7 @@ function rewriteStrings(v: unknown, fn: Rewrite): unknown {
  */
 export function rewriteRequestText(endpoint: CheckEndpoint, body: Json | undefined, fn: Rewrite): Json | undefined {
   if (!body) return undefined;
+  if (endpoint === 'responses') return rewriteResponsesRequest(body, fn);
   if (endpoint === 'chat') {
     if (!Array.isArray(body.messages)) return undefined;
     let changed = false;
@@ -133,6 +119,7 @@ export function rewriteRequestText(endpoint: CheckEndpoint, body: Json | undefin
 
 /** Applies `fn` to every choice's text of a response; the new body, or undefined when unchanged. */
 export function rewriteResponseText(endpoint: CheckEndpoint, body: unknown, fn: Rewrite): Json | undefined {
+  if (endpoint === 'responses') return rewriteResponsesOutput(body, fn);
   if (!isObj(body) || !Array.isArray(body.choices)) return undefined;
   let changed = false;
   const choices = body.choices.map((c) => {

@@ -141,6 +141,31 @@ function partTokens(part: unknown, rule: ImageRule): number {
   return fieldTokens(part);
 }
 
+/** A Responses API content part → the chat part counted the same way (input_image by its URL, input_file by its data). */
+function responsesPart(part: unknown): unknown {
+  if (!part || typeof part !== 'object') return part;
+  const p = part as Record<string, unknown>;
+  if (p.type === 'input_text' || p.type === 'output_text') return { type: 'text', text: p.text };
+  if (p.type === 'input_image') return { type: 'image_url', image_url: { url: p.image_url, detail: p.detail } };
+  if (p.type === 'input_file') return { type: 'file', file: p };
+  return part;
+}
+
+/**
+ * Responses API input: a string, or items counted as chat messages, their `type` framing as a role is
+ * (a function call or its output counted as its fields' text).
+ */
+function responsesInputTokens(input: unknown, rule: ImageRule): number {
+  if (!Array.isArray(input)) return fieldTokens(input);
+  const items = input.map((it) => {
+    if (!it || typeof it !== 'object') return it;
+    const { type: _type, ...item } = it as Record<string, unknown>;
+    if (Array.isArray(item.content)) item.content = item.content.map(responsesPart);
+    return item;
+  });
+  return messagesTokens(items, rule);
+}
+
 function contentTokens(c: unknown, rule: ImageRule): number {
   if (!Array.isArray(c)) return fieldTokens(c);
   let n = 0;
@@ -205,6 +230,9 @@ function eachField(body: Record<string, unknown>, override: Record<string, unkno
  * - completions: the prompt (token ids counted exactly) and every other field as text (`suffix`);
  *   output `max_tokens` (default 16) times the larger of `n` and `best_of`.
  * - embeddings: the input; no output.
+ * - responses: the input as chat messages (its parts counted as chat's: input_text as text,
+ *   input_image as an image, input_file as a file), or a string input as text; every other field
+ *   but `model` as text (instructions, tools, ...). Output: `max_output_tokens`, else 1,024.
  */
 export function estimateTokens(endpoint: Endpoint, body: Record<string, unknown> | undefined, override?: Record<string, unknown>): TokenEstimate {
   if (!body) return { input: 0, output: 0 };
@@ -234,6 +262,15 @@ export function estimateTokens(endpoint: Endpoint, body: Record<string, unknown>
     }
     case 'embeddings':
       return { input: inputTokens(get('input')), output: 0 };
+    case 'responses': {
+      const rule = imageRule(get('model'));
+      let input = 0;
+      eachField(body, override, (k, v) => {
+        if (k === 'input') input += responsesInputTokens(v, rule);
+        else if (k !== 'model') input += fieldTokens(v);
+      });
+      return { input, output: count(get('max_output_tokens')) ?? DEFAULT_OUTPUT_TOKENS };
+    }
     default:
       return { input: 0, output: 0 };
   }

@@ -12,6 +12,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { seededRandom } from '../../src/util/prng.js';
+import { defaultResponses } from './openai-responses.js';
 
 // ------------------------------------------------------------------------------------------------
 // Public types
@@ -465,6 +466,7 @@ function builtInDefault(req: RecordedRequest): ScriptedResponse {
   if (method === 'POST' && path === '/v1/chat/completions') return defaultChat(req);
   if (method === 'POST' && path === '/v1/completions') return defaultCompletions(req);
   if (method === 'POST' && path === '/v1/embeddings') return defaultEmbeddings(req);
+  if (method === 'POST' && path === '/v1/responses') return defaultResponses(req);
   if (method === 'GET' && path === '/v1/models') {
     return { json: { object: 'list', data: FAKE_MODELS.map((m) => ({ ...m })) } };
   }

@@ -14,6 +14,7 @@ describe('ingress descriptors', () => {
       'POST /v1/embeddings → embeddings',
       'GET /v1/models → models',
       'GET /v1/models/:id → models',
+      'POST /v1/responses → responses',
     ]);
     expect(byId('models').routes[1]!.pathname).toBe('/v1/models');
   });
@@ -51,5 +52,16 @@ describe('ingress descriptors', () => {
     const body = f.errorBody(new GatewayError('invalid_json'), 'trace-1');
     expect(body).toMatchObject({ error: { code: 'invalid_json' } });
     expect(f.streamError(body)).toBe(sseError(body));
+  });
+});
+
+describe('the Responses API front door', () => {
+  it('streams on `stream: true`; its frames name their events and no [DONE] ends them', () => {
+    const f = byId('responses');
+    expect(f.toRequest({ model: 'm', input: 'x', stream: true }, {})).toMatchObject({ endpoint: 'responses', stream: true });
+    expect(f.framing.chunk('{"type":"response.created"}', 'response.created')).toBe('event: response.created\ndata: {"type":"response.created"}\n\n');
+    expect(f.framing.chunk('{"type":"response.completed","response":{}}'), 'a replayed chunk is named by its type').toBe('event: response.completed\ndata: {"type":"response.completed","response":{}}\n\n');
+    expect(f.framing.end).toBe('');
+    expect(f.framing.streamError({ error: { message: 'x' } })).toBe(sseError({ error: { message: 'x' } }));
   });
 });

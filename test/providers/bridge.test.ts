@@ -36,7 +36,7 @@ describe('chat bridges', () => {
   });
 
   it("the provider's answer comes back in the front door's format, usage kept", () => {
-    const openai = registry.serving(registry.get('openai'), 'responses');
+    const groq = registry.serving(registry.get('groq'), 'responses');
     const text = JSON.stringify({
       id: 'c1',
       object: 'chat.completion',
@@ -44,23 +44,23 @@ describe('chat bridges', () => {
       choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }],
       usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
     });
-    const r = openai.fromJson(request(false), text);
+    const r = groq.fromJson(request(false), text);
     expect(r.body).toEqual({ answer: 'hello' });
     expect(r.usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 1 });
   });
 
   it("a stream's chat chunks become the front door's named events, and its end its closing ones", () => {
-    const openai = registry.serving(registry.get('openai'), 'responses');
+    const groq = registry.serving(registry.get('groq'), 'responses');
     const req = request(true);
-    let state = openai.streamStart(req);
+    let state = groq.streamStart(req);
     const out: StreamChunk[] = [];
     for (const content of ['a', 'b']) {
-      const step = openai.fromStreamEvent(state, { data: JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] }) });
+      const step = groq.fromStreamEvent(state, { data: JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] }) });
       state = step.state;
       out.push(...step.chunks);
     }
-    const done = openai.fromStreamEvent(state, { data: '[DONE]' });
-    out.push(...done.chunks, ...openai.streamEnd(done.state));
+    const done = groq.fromStreamEvent(state, { data: '[DONE]' });
+    out.push(...done.chunks, ...groq.streamEnd(done.state));
     expect(out.map((c) => [c.event, c.data])).toEqual([
       ['piece', '{"piece":"a"}'],
       ['piece', '{"piece":"b"}'],
@@ -71,6 +71,7 @@ describe('chat bridges', () => {
   it('a provider with a path for the endpoint serves it itself; an endpoint without a bridge is left to the provider', () => {
     const openai = registry.get('openai');
     expect(registry.serving(openai, 'chat')).toBe(openai);
+    expect(registry.serving(openai, 'responses'), 'OpenAI has its own Responses API').toBe(openai);
     expect(registry.serving(openai, 'messages')).toBe(openai);
     const anthropic = registry.get('anthropic');
     expect(registry.serving(anthropic, 'responses')).not.toBe(anthropic);

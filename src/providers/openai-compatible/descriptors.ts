@@ -7,6 +7,8 @@ const OPENAI_PATHS = {
   embeddings: '/embeddings',
   models: '/models',
 } as const;
+/** OpenAI's own paths and its Responses API, which it serves itself (a host without it is reached through chat). */
+const OPENAI_OWN_PATHS = { ...OPENAI_PATHS, responses: '/responses' } as const;
 const CHAT_MODELS = { chat: '/chat/completions', models: '/models' } as const;
 const CHAT_COMPLETIONS_MODELS = { chat: '/chat/completions', completions: '/completions', models: '/models' } as const;
 const CHAT_EMBEDDINGS_MODELS = { chat: '/chat/completions', embeddings: '/embeddings', models: '/models' } as const;
@@ -57,7 +59,7 @@ export interface OpenAICompatibleDescriptor extends ProviderDescriptor {
  * host guard applies to the address.
  */
 export const OPENAI_COMPATIBLE: readonly OpenAICompatibleDescriptor[] = [
-  { id: 'openai', baseUrl: 'https://api.openai.com/v1', paths: OPENAI_PATHS, auth: bearer, fields, injectStreamUsage: true },
+  { id: 'openai', baseUrl: 'https://api.openai.com/v1', paths: OPENAI_OWN_PATHS, auth: bearer, fields, injectStreamUsage: true },
   // Any other OpenAI-compatible host reached through custom_host (llama.cpp, TGI, LiteLLM, ...).
   { id: 'openai-compatible', aliases: ['custom'], paths: OPENAI_PATHS, auth: bearer, fields },
   { id: 'vllm', paths: OPENAI_PATHS, auth: bearer, fields, injectStreamUsage: true },

@@ -74,7 +74,8 @@ export function toOpenAICompatible(
   if (target.vendor_project) headers['openai-project'] = target.vendor_project;
 
   let payload = req.body;
-  if (payload) {
+  // A Responses API body is the host's own format: it goes as it came.
+  if (payload && req.endpoint !== 'responses') {
     if (req.stream && descriptor.injectStreamUsage) payload = withStreamUsage(payload);
     payload = applyRequestQuirks(payload, descriptor.quirks);
   }
