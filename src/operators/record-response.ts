@@ -1,4 +1,4 @@
-import { Observable, type MonoTypeOperatorFunction, type Subscriber } from 'rxjs';
+import { defer, map, tap, type MonoTypeOperatorFunction } from 'rxjs';
 import type { TenantScope } from '../security/tenancy.js';
 import type { ResponseStore, StoredResponse } from '../state/response-store.js';
 import type { GatewayEvent } from '../upstream/events.js';
@@ -65,7 +65,17 @@ class Recording {
     this.snapshot = completeResponse(response, this.o.body, this.id, (response.created_at as number | undefined) ?? this.createdAt);
     if (FINAL.has(this.snapshot.status as string)) this.ended = true;
     this.store(this.snapshot);
-    return response.id === this.id ? response : { ...response, id: this.id };
+    return this.answered(response);
+  }
+
+  /**
+   * The response as the client gets it: under the recording's id, and with the client's own
+   * `previous_response_id` (the upstream saw the rebuilt conversation, not the id).
+   */
+  private answered(response: Obj): Obj {
+    const previous = this.o.body.previous_response_id;
+    if (response.id === this.id && (previous === undefined || response.previous_response_id === previous)) return response;
+    return previous === undefined ? { ...response, id: this.id } : { ...response, id: this.id, previous_response_id: previous };
   }
 
   /** A finished output item of a stream: kept, so a stream cut later stores what it had. */
@@ -118,9 +128,9 @@ function onEvent(rec: Recording, ev: GatewayEvent): GatewayEvent {
       const body = ev.body as Obj;
       const answered = rec.take({ status: 'completed', ...body });
       rec.ended = true;
-      if (answered.id === body.id) return ev;
+      if (answered.id === body.id && answered.previous_response_id === body.previous_response_id) return ev;
       const { raw: _raw, ...rest } = ev;
-      return { ...rest, body: { ...body, id: answered.id } };
+      return { ...rest, body: { ...body, id: answered.id, previous_response_id: answered.previous_response_id } };
     }
   }
 }
@@ -134,22 +144,15 @@ function onEvent(rec: Recording, ev: GatewayEvent): GatewayEvent {
  */
 export function recordResponse(o: RecordResponseOptions): MonoTypeOperatorFunction<GatewayEvent> {
   return (source) =>
-    new Observable<GatewayEvent>((subscriber: Subscriber<GatewayEvent>) => {
+    defer(() => {
       const rec = new Recording(o);
-      const sub = source.subscribe({
-        next: (ev) => subscriber.next(onEvent(rec, ev)),
-        error: (e: unknown) => {
-          rec.end({ status: 'failed', error: { code: 'server_error', message: e instanceof Error ? e.message : String(e) } });
-          subscriber.error(e);
-        },
-        complete: () => {
-          rec.end({ status: 'failed', error: { code: 'server_error', message: 'The answer ended before the response was complete.' } });
-          subscriber.complete();
-        },
-      });
-      return () => {
-        sub.unsubscribe();
-        rec.end(o.abandoned);
-      };
+      return source.pipe(
+        map((ev) => onEvent(rec, ev)),
+        tap({
+          error: (e: unknown) => rec.end({ status: 'failed', error: { code: 'server_error', message: e instanceof Error ? e.message : String(e) } }),
+          complete: () => rec.end({ status: 'failed', error: { code: 'server_error', message: 'The answer ended before the response was complete.' } }),
+          unsubscribe: () => rec.end(o.abandoned),
+        }),
+      );
     });
 }
