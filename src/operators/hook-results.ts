@@ -1,6 +1,7 @@
-import { concatWith, defer, EMPTY, identity, map, of, type MonoTypeOperatorFunction } from 'rxjs';
+import { defer, identity, of, type MonoTypeOperatorFunction } from 'rxjs';
 import { hookResultsBody, type HookAccount } from '../checks/hooks.js';
 import type { GatewayEvent } from '../upstream/events.js';
+import { inOrder } from '../util/now-or-later.js';
 
 type JsonEvent = Extract<GatewayEvent, { type: 'json' }>;
 
@@ -30,11 +31,13 @@ export function hookResults({ outcome, strict = false }: HookResultsOptions): Mo
     defer(() => {
       let streaming = false;
       return source.pipe(
-        map((ev) => {
-          if (ev.type === 'stream-start') streaming = true;
-          return ev.type === 'json' && outcome.hooks ? decorated(ev, outcome.hooks) : ev;
-        }),
-        concatWith(defer(() => (outcome.hooks && streaming ? of(closingComment(outcome.hooks)) : EMPTY))),
+        inOrder(
+          (ev) => {
+            if (ev.type === 'stream-start') streaming = true;
+            return ev.type === 'json' && outcome.hooks ? decorated(ev, outcome.hooks) : ev;
+          },
+          () => (outcome.hooks && streaming ? of(closingComment(outcome.hooks)) : undefined),
+        ),
       );
     });
 }

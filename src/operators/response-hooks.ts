@@ -1,10 +1,11 @@
-import { concatMap, concatWith, defer, EMPTY, filter, from, identity, mergeMap, of, tap, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
+import { defer, EMPTY, from, identity, mergeMap, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
 import { chunksToJson, jsonToChunks } from '../cache/assemble.js';
 import { runInTurn, type HookRun, type HookSpec } from '../checks/hooks.js';
 import { responseInput } from '../checks/text.js';
 import type { CheckEndpoint, CheckInput } from '../checks/types.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
-import { andThen, later, type NowOrLater } from '../util/now-or-later.js';
+import { memoByObject } from '../util/memo.js';
+import { andThen, inOrder, later, type NowOrLater } from '../util/now-or-later.js';
 import { accountOf, runInBackground, takeResult, type HookedRequest, type HookStageDeps } from './request-hooks.js';
 
 type JsonEvent = Extract<GatewayEvent, { type: 'json' }>;
@@ -48,26 +49,29 @@ export function responseHooks(o: ResponseHooksOptions): MonoTypeOperatorFunction
   const endpoint = o.outcome.request.endpoint;
   // Embeddings and model lists carry no text to check.
   if (o.hooks.length === 0 || endpoint === 'models' || endpoint === 'embeddings') return identity;
-  const sync = o.hooks.filter((h) => !h.async);
-  const stage: AnswerStage = {
-    sync,
-    background: o.hooks.filter((h) => h.async),
-    hold: sync.some((h) => h.denyOnFail || h.denyOnSuccess),
-    target: o.target,
-    deps: o.deps,
-    outcome: o.outcome,
-  };
+  const { sync, background, hold } = sorted(o.hooks);
+  const stage: AnswerStage = { sync, background, hold, target: o.target, deps: o.deps, outcome: o.outcome };
   return (source) =>
     defer(() => {
       const stream = new StreamSeen(endpoint as CheckEndpoint, stage.hold);
       return source.pipe(
-        tap((ev) => stream.see(ev)),
-        filter((ev) => ev.type === 'json' || !stage.hold),
-        concatMap((ev) => (ev.type === 'json' ? later(checkedJson(stage, ev)) : of(ev))),
-        concatWith(defer(() => (stream.seen ? checkedStream(stage, stream) : EMPTY))),
+        inOrder(
+          (ev) => {
+            stream.see(ev);
+            if (ev.type === 'json') return checkedJson(stage, ev);
+            return stage.hold ? undefined : ev;
+          },
+          () => (stream.seen ? checkedStream(stage, stream) : undefined),
+        ),
       );
     });
 }
+
+/** A target's hooks sorted once (the list is made once per plan node, src/pipeline/plan-stages.ts). */
+const sorted = memoByObject((hooks: readonly HookSpec[]): Pick<AnswerStage, 'sync' | 'background' | 'hold'> => {
+  const sync = hooks.filter((h) => !h.async);
+  return { sync, background: hooks.filter((h) => h.async), hold: sync.some((h) => h.denyOnFail || h.denyOnSuccess) };
+});
 
 /** The check input of an answer: the request as it was sent, the answer's body and texts. */
 function answerInput(ctx: HookedRequest, body: unknown, status: number): CheckInput {
