@@ -51,8 +51,10 @@ function decorated(ev: JsonEvent, account: HookAccount): GatewayEvent {
   const parsed = ev.body === undefined && ev.raw !== undefined ? parseRaw(ev.raw) : ev.body;
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return ev;
   const status = account.failed && ev.status >= 200 && ev.status < 300 ? 246 : ev.status;
-  const { raw: _raw, ...rest } = ev;
-  return { ...rest, status, body: { ...parsed, hook_results: hookResultsBody(account) } };
+  // Written out (the event without `raw`): its fields are few and known.
+  const out: JsonEvent = { type: 'json', status, body: { ...parsed, hook_results: hookResultsBody(account) }, meta: ev.meta };
+  if (ev.usage) out.usage = ev.usage;
+  return out;
 }
 
 function parseRaw(raw: string): unknown {
