@@ -9,7 +9,7 @@ const Params = z
   .refine(...maxAtLeastMin<{ minCharacters: number; maxCharacters: number }>('minCharacters', 'maxCharacters'));
 type Params = z.infer<typeof Params>;
 
-const outcome = countOutcome('minCharacters', 'maxCharacters');
+const outcome = countOutcome('minCharacters', 'maxCharacters', (count, p: Params) => ({ count, minCharacters: p.minCharacters, maxCharacters: p.maxCharacters }));
 
 /**
  * Passes when the number of characters is within [minCharacters, maxCharacters] (both included), counted in the

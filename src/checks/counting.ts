@@ -3,13 +3,15 @@ import type { CheckOutcome } from './types.js';
 
 /**
  * The outcome of a count check whose parameters are `minKey` and `maxKey`: a pass when the count is
- * within them (both included). `data` is `{count, <minKey>, <maxKey>}`.
+ * within them (both included). `data` is `{count, <minKey>, <maxKey>}`, made by the check's own
+ * `data` (a literal with fixed keys: one with computed keys is built on V8's slow path on every run).
  */
-export function countOutcome<K extends string, L extends string>(minKey: K, maxKey: L): (count: number, p: Record<K | L, number>) => CheckOutcome {
-  return (count, p) => ({
-    verdict: count >= p[minKey] && count <= p[maxKey],
-    data: { count, [minKey]: p[minKey], [maxKey]: p[maxKey] },
-  });
+export function countOutcome<K extends string, L extends string, P extends Record<K | L, number>>(
+  minKey: K,
+  maxKey: L,
+  data: (count: number, p: P) => Record<string, number>,
+): (count: number, p: P) => CheckOutcome {
+  return (count, p) => ({ verdict: count >= p[minKey] && count <= p[maxKey], data: data(count, p) });
 }
 
 const isSpace = (c: number): boolean => c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029;

@@ -4,11 +4,12 @@
  * says `fail_on_error: false`; mutators' changes applied in order. What a hook *means* (deny, 246,
  * async, feedback) is decided by the stage operators; this only runs it and reports.
  */
-import { defaultIfEmpty, defer, from, map, mergeMap, mergeScan, takeLast, tap, toArray, type Observable } from 'rxjs';
+import { forkJoin, map, mergeMap, tap, type Observable } from 'rxjs';
 import type { ResolvedCheck } from './registry.js';
-import { DEFAULT_CHECK_TIMEOUT_MS, ms3, settleCheck, type CheckResult, type Settled } from './settle.js';
+import { DEFAULT_CHECK_TIMEOUT_MS, ms3, settleCheck, type CheckResult, type SettleOptions, type Settled } from './settle.js';
 import type { CheckDeps, CheckInput, CheckOutcome } from './types.js';
 import { withBodies } from './text.js';
+import { isLater, later, type NowOrLater } from '../util/now-or-later.js';
 
 export type HookList = 'input_guardrails' | 'before_request_hooks' | 'output_guardrails' | 'after_request_hooks';
 
@@ -68,8 +69,20 @@ export interface HookRun {
   transformed?: CheckOutcome['transformed'];
 }
 
+/** A hook's checks as they settle: their results by place, the mutators' changes, the input they left. */
+interface Gathered {
+  readonly spec: HookSpec;
+  readonly deps: CheckDeps;
+  readonly settle: SettleOptions;
+  readonly start: number;
+  readonly results: CheckResult[];
+  transformed: CheckOutcome['transformed'];
+  current: CheckInput;
+}
+
 /** The hook's result from its checks' results. */
-function hookRun(spec: HookSpec, results: CheckResult[], transformed: CheckOutcome['transformed'], start: number): HookRun {
+function hookRun(g: Gathered): HookRun {
+  const { spec, results, transformed } = g;
   const verdict = results.every((r) => r.verdict);
   const result: HookResult = {
     id: spec.id,
@@ -77,7 +90,7 @@ function hookRun(spec: HookSpec, results: CheckResult[], transformed: CheckOutco
     deny: verdict ? spec.denyOnSuccess : spec.denyOnFail,
     async: spec.async,
     checks: results,
-    execution_time: ms3(performance.now() - start),
+    execution_time: ms3(performance.now() - g.start),
     transformed: transformed !== undefined,
   };
   const feedback = verdict ? spec.onSuccess : spec.onFail;
@@ -88,31 +101,43 @@ function hookRun(spec: HookSpec, results: CheckResult[], transformed: CheckOutco
 /** Mutators chain (each sees the previous one's output): a hook with one runs its checks in order. */
 const inOrder = (spec: HookSpec): boolean => spec.sequential || spec.checks.some((c) => c.def.mutator);
 
+/** Check `i`'s result taken: a mutator's change applied to what the next checks see (`withBodies`). */
+function take(g: Gathered, i: number, { result, outcome }: Settled): void {
+  g.results[i] = result;
+  if (!outcome?.transformed) return;
+  g.transformed = { ...g.transformed, ...outcome.transformed };
+  g.current = withBodies(g.current, outcome.transformed);
+}
+
 /**
- * Runs one hook against `input` when subscribed: its checks concurrently, or one after the other
- * (sequential, or a mutator among them), each seeing the previous mutator's output (the input made
- * again from the changed body, `withBodies`). Emits its run; a hook whose checks only compute emits
- * it during the subscription.
+ * Runs one hook against `input`: its checks concurrently, or one after the other (sequential, or a
+ * mutator among them), each seeing the previous mutator's output. A hook whose checks only compute
+ * returns its run at once; one with an I/O check returns an Observable of it.
  */
-export function runHook(spec: HookSpec, input: CheckInput, deps: CheckDeps, signal?: AbortSignal): Observable<HookRun> {
-  const settle = { timeoutMs: spec.timeoutMs, failOnError: spec.failOnError, signal };
-  return defer(() => {
-    const start = performance.now();
-    const results: CheckResult[] = [];
-    let transformed: CheckOutcome['transformed'];
-    let current = input;
-    const taken = (i: number) => ({ result, outcome }: Settled): void => {
-      results[i] = result;
-      if (!outcome?.transformed) return;
-      transformed = { ...transformed, ...outcome.transformed };
-      current = withBodies(current, outcome.transformed);
-    };
-    return from(spec.checks).pipe(
-      mergeMap((c, i) => settleCheck(c, current, deps, settle).pipe(tap(taken(i))), inOrder(spec) ? 1 : Infinity),
-      toArray(),
-      map(() => hookRun(spec, results, transformed, start)),
-    );
-  });
+export function runHook(spec: HookSpec, input: CheckInput, deps: CheckDeps, signal?: AbortSignal): NowOrLater<HookRun> {
+  const settle: SettleOptions = { timeoutMs: spec.timeoutMs, failOnError: spec.failOnError, signal };
+  const g: Gathered = { spec, deps, settle, start: performance.now(), results: new Array<CheckResult>(spec.checks.length), transformed: undefined, current: input };
+  return gather(g, 0);
+}
+
+/**
+ * The checks from `first` on, in a plain loop: a computation check's result is taken at once. An I/O
+ * check is awaited before the next one starts when the hook runs in order, else beside the others.
+ */
+function gather(g: Gathered, first: number): NowOrLater<HookRun> {
+  const checks = g.spec.checks;
+  let waiting: Observable<unknown>[] | undefined;
+  for (let i = first; i < checks.length; i++) {
+    const settled = settleCheck(checks[i]!, g.current, g.deps, g.settle);
+    if (!isLater(settled)) {
+      take(g, i, settled);
+      continue;
+    }
+    const taken = settled.pipe(tap((s) => take(g, i, s)));
+    if (inOrder(g.spec)) return taken.pipe(mergeMap(() => later(gather(g, i + 1))));
+    (waiting ??= []).push(taken);
+  }
+  return waiting ? forkJoin(waiting).pipe(map(() => hookRun(g))) : hookRun(g);
 }
 
 /** The input after a hook's run: a mutator's change to the body of the input's phase taken in. */
@@ -124,24 +149,31 @@ function afterRun(input: CheckInput, t: HookRun['transformed']): CheckInput {
 /**
  * Runs `hooks` one after the other on `input`, each on the input the previous one left (a mutator's
  * change); `take` gets each run before the next hook starts, and may throw (a denial ends the
- * stage with that error). Emits the input the last hook left.
+ * stage with that error, thrown at once or the Observable's error). Returns the input the last hook
+ * left: at once when every hook only computed, else an Observable of it.
  */
-export function runInTurn(hooks: readonly HookSpec[], input: CheckInput, deps: CheckDeps, take: (spec: HookSpec, run: HookRun) => void): Observable<CheckInput> {
-  return from(hooks).pipe(
-    mergeScan(
-      (current, h) =>
-        runHook(h, current, deps).pipe(
-          map((run) => {
-            take(h, run);
-            return afterRun(current, run.transformed);
-          }),
-        ),
-      input,
-      1,
-    ),
-    takeLast(1),
-    defaultIfEmpty(input),
-  );
+export function runInTurn(hooks: readonly HookSpec[], input: CheckInput, deps: CheckDeps, take: (spec: HookSpec, run: HookRun) => void): NowOrLater<CheckInput> {
+  return turnsFrom(0, hooks, input, deps, take);
+}
+
+function turnsFrom(first: number, hooks: readonly HookSpec[], input: CheckInput, deps: CheckDeps, take: (spec: HookSpec, run: HookRun) => void): NowOrLater<CheckInput> {
+  let current = input;
+  for (let i = first; i < hooks.length; i++) {
+    const h = hooks[i]!;
+    const run = runHook(h, current, deps);
+    const before = current;
+    if (isLater(run)) {
+      return run.pipe(
+        mergeMap((r) => {
+          take(h, r);
+          return later(turnsFrom(i + 1, hooks, afterRun(before, r.transformed), deps, take));
+        }),
+      );
+    }
+    take(h, run);
+    current = afterRun(current, run.transformed);
+  }
+  return current;
 }
 
 /** What a request's hooks produced so far: `hook_results`, and whether a sync hook failed without deny (246). */

@@ -9,7 +9,7 @@ const Params = z
   .refine(...maxAtLeastMin<{ minSentences: number; maxSentences: number }>('minSentences', 'maxSentences'));
 type Params = z.infer<typeof Params>;
 
-const outcome = countOutcome('minSentences', 'maxSentences');
+const outcome = countOutcome('minSentences', 'maxSentences', (count, p: Params) => ({ count, minSentences: p.minSentences, maxSentences: p.maxSentences }));
 
 /**
  * Passes when the number of sentences is within [minSentences, maxSentences] (both included), counted in the

@@ -6,6 +6,7 @@
 import { catchError, defer, from, map, Observable, of, tap, throwError, timeout } from 'rxjs';
 import { applyNot, runCheck, type ResolvedCheck } from './registry.js';
 import type { CheckDeps, CheckInput, CheckOutcome } from './types.js';
+import type { NowOrLater } from '../util/now-or-later.js';
 
 export const DEFAULT_CHECK_TIMEOUT_MS = 5_000;
 
@@ -36,24 +37,30 @@ export interface SettleOptions {
   clock?: () => number;
 }
 
-/**
- * Runs `check` when subscribed: one result, never an error. A computation check (no `io`) answers
- * at once, so its result is emitted during the subscription.
- */
-export function settleCheck(check: ResolvedCheck, input: CheckInput, deps: CheckDeps, o: SettleOptions = {}): Observable<Settled> {
-  const clock = o.clock ?? (() => performance.now());
-  return defer(() => {
-    const started = clock();
-    return outcomeOf(check, input, deps, o).pipe(
-      map((outcome): Settled => ({ result: answered(check, outcome, clock() - started), outcome })),
-      catchError((e: unknown) => of<Settled>({ result: failed(check, o.failOnError !== false, e, clock() - started) })),
-    );
-  });
-}
+const now = (): number => performance.now();
 
-/** The check's outcome with `not` applied: computed at once, or awaited within the time limit (`io`). */
-function outcomeOf(check: ResolvedCheck, input: CheckInput, deps: CheckDeps, o: SettleOptions): Observable<CheckOutcome> {
-  return check.def.io ? awaited(check, input, deps, o) : defer(() => of(computed(check, input, deps)));
+/**
+ * Runs `check`, to one result, never an error. A computation check (no `io`) runs at once and its
+ * result is returned; an I/O check is an Observable that runs it when subscribed.
+ */
+export function settleCheck(check: ResolvedCheck, input: CheckInput, deps: CheckDeps, o: SettleOptions = {}): NowOrLater<Settled> {
+  const clock = o.clock ?? now;
+  if (check.def.io) {
+    return defer(() => {
+      const started = clock();
+      return awaited(check, input, deps, o).pipe(
+        map((outcome): Settled => ({ result: answered(check, outcome, clock() - started), outcome })),
+        catchError((e: unknown) => of<Settled>({ result: failed(check, o.failOnError !== false, e, clock() - started) })),
+      );
+    });
+  }
+  const started = clock();
+  try {
+    const outcome = computed(check, input, deps);
+    return { result: answered(check, outcome, clock() - started), outcome };
+  } catch (e) {
+    return { result: failed(check, o.failOnError !== false, e, clock() - started) };
+  }
 }
 
 /** The result of a check that answered (`not` applied). */

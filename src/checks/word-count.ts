@@ -9,7 +9,7 @@ const Params = z
   .refine(...maxAtLeastMin<{ minWords: number; maxWords: number }>('minWords', 'maxWords'));
 type Params = z.infer<typeof Params>;
 
-const outcome = countOutcome('minWords', 'maxWords');
+const outcome = countOutcome('minWords', 'maxWords', (count, p: Params) => ({ count, minWords: p.minWords, maxWords: p.maxWords }));
 
 /**
  * Passes when the number of words is within [minWords, maxWords] (both included), counted in the

@@ -1,6 +1,7 @@
-import { concatWith, defer, EMPTY, identity, map, of, type MonoTypeOperatorFunction } from 'rxjs';
+import { defer, identity, of, type MonoTypeOperatorFunction } from 'rxjs';
 import { hookResultsBody, type HookAccount } from '../checks/hooks.js';
 import type { GatewayEvent } from '../upstream/events.js';
+import { inOrder } from '../util/now-or-later.js';
 
 type JsonEvent = Extract<GatewayEvent, { type: 'json' }>;
 
@@ -30,11 +31,13 @@ export function hookResults({ outcome, strict = false }: HookResultsOptions): Mo
     defer(() => {
       let streaming = false;
       return source.pipe(
-        map((ev) => {
-          if (ev.type === 'stream-start') streaming = true;
-          return ev.type === 'json' && outcome.hooks ? decorated(ev, outcome.hooks) : ev;
-        }),
-        concatWith(defer(() => (outcome.hooks && streaming ? of(closingComment(outcome.hooks)) : EMPTY))),
+        inOrder(
+          (ev) => {
+            if (ev.type === 'stream-start') streaming = true;
+            return ev.type === 'json' && outcome.hooks ? decorated(ev, outcome.hooks) : ev;
+          },
+          () => (outcome.hooks && streaming ? of(closingComment(outcome.hooks)) : undefined),
+        ),
       );
     });
 }
@@ -48,8 +51,10 @@ function decorated(ev: JsonEvent, account: HookAccount): GatewayEvent {
   const parsed = ev.body === undefined && ev.raw !== undefined ? parseRaw(ev.raw) : ev.body;
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return ev;
   const status = account.failed && ev.status >= 200 && ev.status < 300 ? 246 : ev.status;
-  const { raw: _raw, ...rest } = ev;
-  return { ...rest, status, body: { ...parsed, hook_results: hookResultsBody(account) } };
+  // Written out (the event without `raw`): its fields are few and known.
+  const out: JsonEvent = { type: 'json', status, body: { ...parsed, hook_results: hookResultsBody(account) }, meta: ev.meta };
+  if (ev.usage) out.usage = ev.usage;
+  return out;
 }
 
 function parseRaw(raw: string): unknown {

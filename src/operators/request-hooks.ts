@@ -1,9 +1,10 @@
-import { forkJoin, map, mergeMap, of, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
+import { forkJoin, mergeMap, type MonoTypeOperatorFunction } from 'rxjs';
 import { hookResultsBody, runHook, runInTurn, type HookAccount, type HookResult, type HookRun, type HookSpec } from '../checks/hooks.js';
 import { requestInput } from '../checks/text.js';
 import type { CheckDeps, CheckEndpoint, CheckInput } from '../checks/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Telemetry } from '../metrics/telemetry.js';
+import { andThen, later, type NowOrLater } from '../util/now-or-later.js';
 
 /**
  * The part of a request the hook stages read and write: its request (a mutator's change replaces the
@@ -97,7 +98,7 @@ export function takeResult(telemetry: Telemetry, account: HookAccount, side: 'be
  * reported, and logged.
  */
 export function runInBackground(background: readonly HookSpec[], input: CheckInput, deps: HookStageDeps, traceId: string, phase: 'request' | 'response', target?: string): void {
-  forkJoin(background.map((h) => runHook(h, input, deps.checks))).subscribe((runs) => {
+  forkJoin(background.map((h) => later(runHook(h, input, deps.checks)))).subscribe((runs) => {
     const results = runs.map((r): HookResult => (target === undefined ? { ...r.result, deny: false } : { ...r.result, deny: false, target }));
     results.forEach((r, i) => measureHook(r, background[i]!.list, deps.telemetry));
     deps.onAsync(traceId, results, phase);
@@ -117,27 +118,30 @@ export interface RequestHooksOptions {
  * replaces the request body (so the cache key and the provider see it). Async hooks run beside the
  * request and never change it. Endpoints without a body (models) pass untouched.
  */
-export function requestHooks<C extends HookedRequest>({ hooks, deps }: RequestHooksOptions): MonoTypeOperatorFunction<C> {
-  const sync = hooks.filter((h) => !h.async);
-  const background = hooks.filter((h) => h.async);
-  return mergeMap((ctx) => {
-    const req = ctx.request;
-    if (req.endpoint === 'models' || !req.body) return of(ctx);
-    const input = requestInput({ endpoint: req.endpoint as CheckEndpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId });
-    if (background.length > 0) runInBackground(background, input, deps, ctx.traceId, 'request');
-    return checked(sync, input, ctx, deps).pipe(
-      map((body) => {
-        // Compared with the body the hooks were given, not with the context's request now, which
-        // another stage sharing the context (a race's contender) may have changed meanwhile.
-        if (body !== req.body) ctx.request = { ...req, body };
-        return ctx;
-      }),
-    );
-  });
+export function requestHooks<C extends HookedRequest>(o: RequestHooksOptions): MonoTypeOperatorFunction<C> {
+  const check = checkRequest<C>(o);
+  return mergeMap((ctx) => later(check(ctx)));
 }
 
-/** The request's body after its sync hooks, each taken into the context's account; a denial is the 446. */
-function checked(sync: readonly HookSpec[], input: CheckInput, ctx: HookedRequest, deps: HookStageDeps): Observable<Record<string, unknown> | undefined> {
-  const take = (h: HookSpec, run: HookRun): void => takeResult(deps.telemetry, accountOf(ctx), 'before', h.list, run.result);
-  return runInTurn(sync, input, deps.checks, take).pipe(map((after) => after.request.body));
+/**
+ * `requestHooks` on one request, for a caller that runs it itself (the pipeline's hook gate,
+ * src/pipeline/node-stages.ts): the context at once when every sync hook only computed (a denial is
+ * then thrown), else an Observable of it (a denial is its error).
+ */
+export function checkRequest<C extends HookedRequest>({ hooks, deps }: RequestHooksOptions): (ctx: C) => NowOrLater<C> {
+  const sync = hooks.filter((h) => !h.async);
+  const background = hooks.filter((h) => h.async);
+  return (ctx) => {
+    const req = ctx.request;
+    if (req.endpoint === 'models' || !req.body) return ctx;
+    const input = requestInput({ endpoint: req.endpoint as CheckEndpoint, body: req.body, metadata: ctx.metadata, headers: req.headers, traceId: ctx.traceId });
+    if (background.length > 0) runInBackground(background, input, deps, ctx.traceId, 'request');
+    const take = (h: HookSpec, run: HookRun): void => takeResult(deps.telemetry, accountOf(ctx), 'before', h.list, run.result);
+    return andThen(runInTurn(sync, input, deps.checks, take), (after) => {
+      // Compared with the body the hooks were given, not with the context's request now, which
+      // another stage sharing the context (a race's contender) may have changed meanwhile.
+      if (after.request.body !== req.body) ctx.request = { ...req, body: after.request.body };
+      return ctx;
+    });
+  };
 }

@@ -1,9 +1,11 @@
-import { concatMap, concatWith, defer, EMPTY, filter, from, identity, map, mergeMap, of, tap, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
+import { defer, EMPTY, from, identity, mergeMap, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
 import { chunksToJson, jsonToChunks } from '../cache/assemble.js';
 import { runInTurn, type HookRun, type HookSpec } from '../checks/hooks.js';
 import { responseInput } from '../checks/text.js';
 import type { CheckEndpoint, CheckInput } from '../checks/types.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
+import { memoByObject } from '../util/memo.js';
+import { andThen, inOrder, later, type NowOrLater } from '../util/now-or-later.js';
 import { accountOf, runInBackground, takeResult, type HookedRequest, type HookStageDeps } from './request-hooks.js';
 
 type JsonEvent = Extract<GatewayEvent, { type: 'json' }>;
@@ -47,26 +49,29 @@ export function responseHooks(o: ResponseHooksOptions): MonoTypeOperatorFunction
   const endpoint = o.outcome.request.endpoint;
   // Embeddings and model lists carry no text to check.
   if (o.hooks.length === 0 || endpoint === 'models' || endpoint === 'embeddings') return identity;
-  const sync = o.hooks.filter((h) => !h.async);
-  const stage: AnswerStage = {
-    sync,
-    background: o.hooks.filter((h) => h.async),
-    hold: sync.some((h) => h.denyOnFail || h.denyOnSuccess),
-    target: o.target,
-    deps: o.deps,
-    outcome: o.outcome,
-  };
+  const { sync, background, hold } = sorted(o.hooks);
+  const stage: AnswerStage = { sync, background, hold, target: o.target, deps: o.deps, outcome: o.outcome };
   return (source) =>
     defer(() => {
       const stream = new StreamSeen(endpoint as CheckEndpoint, stage.hold);
       return source.pipe(
-        tap((ev) => stream.see(ev)),
-        filter((ev) => ev.type === 'json' || !stage.hold),
-        concatMap((ev) => (ev.type === 'json' ? checkedJson(stage, ev) : of(ev))),
-        concatWith(defer(() => (stream.seen ? checkedStream(stage, stream) : EMPTY))),
+        inOrder(
+          (ev) => {
+            stream.see(ev);
+            if (ev.type === 'json') return checkedJson(stage, ev);
+            return stage.hold ? undefined : ev;
+          },
+          () => (stream.seen ? checkedStream(stage, stream) : undefined),
+        ),
       );
     });
 }
+
+/** A target's hooks sorted once (the list is made once per plan node, src/pipeline/plan-stages.ts). */
+const sorted = memoByObject((hooks: readonly HookSpec[]): Pick<AnswerStage, 'sync' | 'background' | 'hold'> => {
+  const sync = hooks.filter((h) => !h.async);
+  return { sync, background: hooks.filter((h) => h.async), hold: sync.some((h) => h.denyOnFail || h.denyOnSuccess) };
+});
 
 /** The check input of an answer: the request as it was sent, the answer's body and texts. */
 function answerInput(ctx: HookedRequest, body: unknown, status: number): CheckInput {
@@ -78,19 +83,18 @@ function answerInput(ctx: HookedRequest, body: unknown, status: number): CheckIn
  * The answer's body after the sync hooks (a mutator's), each result taken into the account with the
  * target; a denial is the 446, a failure without deny marks `meta`. The async hooks then run on it.
  */
-function checked(stage: AnswerStage, body: unknown, status: number, meta: AnswerMeta): Observable<unknown> {
+function checked(stage: AnswerStage, body: unknown, status: number, meta: AnswerMeta): NowOrLater<unknown> {
   const take = (h: HookSpec, run: HookRun): void => {
-    const result = { ...run.result, target: stage.target };
+    const result = run.result; // made for this run: named with the target in place, not copied
+    result.target = stage.target;
     takeResult(stage.deps.telemetry, accountOf(stage.outcome), 'after', h.list, result);
     if (!result.verdict) meta.hooksFailed = true;
   };
-  return runInTurn(stage.sync, answerInput(stage.outcome, body, status), stage.deps.checks, take).pipe(
-    map((after) => {
-      const final = after.response!.body;
-      inBackground(stage, final, status);
-      return final;
-    }),
-  );
+  return andThen(runInTurn(stage.sync, answerInput(stage.outcome, body, status), stage.deps.checks, take), (after) => {
+    const final = after.response!.body;
+    inBackground(stage, final, status);
+    return final;
+  });
 }
 
 /** Async hooks on the final answer, after it was sent: measured and logged, never changing it. */
@@ -99,13 +103,13 @@ function inBackground(stage: AnswerStage, body: unknown, status: number): void {
 }
 
 /** A JSON answer checked: the event to send (the mutated body, when a mutator changed it). An error answer is not checked. */
-function checkedJson(stage: AnswerStage, ev: JsonEvent): Observable<GatewayEvent> {
+function checkedJson(stage: AnswerStage, ev: JsonEvent): NowOrLater<GatewayEvent> {
   if (ev.status < 200 || ev.status >= 300 || stage.sync.length === 0) {
     inBackground(stage, ev.body, ev.status);
-    return of(ev);
+    return ev;
   }
-  return checked(stage, ev.body, ev.status, ev.meta).pipe(
-    map((body): GatewayEvent => (body === ev.body ? ev : { type: 'json', status: ev.status, body, meta: ev.meta, ...(ev.usage ? { usage: ev.usage } : {}) })),
+  return andThen(checked(stage, ev.body, ev.status, ev.meta), (body): GatewayEvent =>
+    body === ev.body ? ev : { type: 'json', status: ev.status, body, meta: ev.meta, ...(ev.usage ? { usage: ev.usage } : {}) },
   );
 }
 
@@ -144,7 +148,7 @@ function checkedStream(stage: AnswerStage, s: StreamSeen): Observable<GatewayEve
   const assembled = chunksToJson(s.endpoint, s.chunks as never);
   // A stream's events start with stream-start; the fallback only keeps the types honest.
   const meta = s.start?.meta ?? { provider: '', target: stage.target, retries: 0 };
-  return checked(stage, assembled, 200, meta).pipe(
+  return later(checked(stage, assembled, 200, meta)).pipe(
     mergeMap((body): Observable<GatewayEvent> => {
       if (!stage.hold) return EMPTY;
       if (body === assembled) return from(s.events);

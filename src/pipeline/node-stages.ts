@@ -1,18 +1,25 @@
-import { of } from 'rxjs';
+import { defer } from 'rxjs';
 import type { HookSpec } from '../checks/hooks.js';
 import { cacheKeys } from '../cache/key.js';
 import { withCache } from '../operators/cache.js';
-import { requestHooks, type HookStageDeps } from '../operators/request-hooks.js';
+import { checkRequest, type HookStageDeps } from '../operators/request-hooks.js';
 import { nodeIdentity, routesOnMetadata } from '../plan/identity.js';
 import type { PlanNode } from '../plan/types.js';
 import type { GatewayEvent } from '../upstream/events.js';
 import type { PipelineDeps } from './context.js';
 import { after, type Wrap } from './stage.js';
+import { isLater } from '../util/now-or-later.js';
 
 /** Input guardrails or before hooks in front of the run inside: a deny is a 446 and that run never starts. */
 export function hookGate(hooks: readonly HookSpec[], deps: HookStageDeps): Wrap {
-  const stage = requestHooks({ hooks, deps });
-  return (inner) => (ctx) => after(of(ctx.outcome).pipe(stage), inner, ctx);
+  const check = checkRequest({ hooks, deps });
+  // Hooks run when the node is subscribed (not when its Observable is made: a strategy may make a
+  // child's and never run it); a denial thrown at once is the Observable's error.
+  return (inner) => (ctx) =>
+    defer(() => {
+      const checked = check(ctx.outcome);
+      return isLater(checked) ? after(checked, inner, ctx) : inner(ctx);
+    });
 }
 
 /** The cache in front of the run inside, at the level that declares it: keys are made in cache/key.ts. */

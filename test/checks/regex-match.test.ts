@@ -2,6 +2,7 @@ import { firstValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { compileBoundedRegex, findBounded, maxSearchLength, MAX_REGEX_INPUT, MAX_REGEX_WORK, searchBudget } from '../../src/util/bounded-regex.js';
 import { settleCheck } from '../../src/checks/settle.js';
+import { later } from '../../src/util/now-or-later.js';
 import { requestInput } from '../../src/checks/text.js';
 import { resolveCheck, runCheck } from '../../src/checks/registry.js';
 import { chatRequest, chatResponse, deps, expectInvalid, run, verdict } from './_helpers.js';
@@ -99,7 +100,7 @@ describe('regexMatch', () => {
     expect(() => findBounded(re, 'x'.repeat(max + 1))).toThrow(/searches at most/);
     const text = 'x'.repeat(max + 1);
     for (const not of [false, true]) {
-      const { result } = await firstValueFrom(settleCheck(resolveCheck('regexMatch', { rule: 'secret', not }, 'p'), chatRequest(text), deps()));
+      const { result } = await firstValueFrom(later(settleCheck(resolveCheck('regexMatch', { rule: 'secret', not }, 'p'), chatRequest(text), deps())));
       expect(result.verdict, `not: ${not}`).toBe(false);
       expect(result.error).toMatch(/searches at most/);
       expect(result.error).not.toContain('xxxx');

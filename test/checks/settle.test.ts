@@ -3,11 +3,12 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { ResolvedCheck } from '../../src/checks/registry.js';
 import { settleCheck } from '../../src/checks/settle.js';
+import { isLater, later } from '../../src/util/now-or-later.js';
 import type { CheckDef } from '../../src/checks/types.js';
 import { chatRequest, deps } from './_helpers.js';
 
 /** The settled result, awaited. */
-const settled = (...args: Parameters<typeof settleCheck>) => firstValueFrom(settleCheck(...args));
+const settled = (...args: Parameters<typeof settleCheck>) => firstValueFrom(later(settleCheck(...args)));
 
 /** A test check; `io` (default true) makes it one that waits on I/O: signal and time limit. */
 const resolved = (run: CheckDef<object>['run'], io = true): ResolvedCheck => ({
@@ -94,10 +95,13 @@ describe('settleCheck', () => {
     expect((await p).result).toMatchObject({ verdict: false, error: 'client gone' });
   });
 
-  it('a computation check answers during the subscription', () => {
-    const seen: unknown[] = [];
-    settleCheck(resolved(() => ({ verdict: true }), false), chatRequest('x'), deps()).subscribe((s) => seen.push(s.result.verdict));
-    expect(seen).toEqual([true]);
+  it('a computation check answers at once; an I/O check is an Observable that runs when subscribed', () => {
+    const now = settleCheck(resolved(() => ({ verdict: true }), false), chatRequest('x'), deps());
+    expect(isLater(now)).toBe(false);
+    expect(now).toMatchObject({ result: { verdict: true } });
+    let runs = 0;
+    const io = settleCheck(resolved(() => ({ verdict: (runs += 1) > 0 })), chatRequest('x'), deps());
+    expect([isLater(io), runs]).toEqual([true, 0]);
   });
 
   it('unsubscribed before it answered, the check is aborted; once it answered, it is not', async () => {
@@ -106,7 +110,7 @@ describe('settleCheck', () => {
       signals.push(signal);
       return signals.length === 1 ? new Promise(() => {}) : { verdict: true };
     });
-    settleCheck(check, chatRequest('x'), deps()).subscribe().unsubscribe();
+    later(settleCheck(check, chatRequest('x'), deps())).subscribe().unsubscribe();
     expect(signals[0]?.aborted).toBe(true);
     await settled(check, chatRequest('x'), deps());
     expect(signals[1]?.aborted).toBe(false);
