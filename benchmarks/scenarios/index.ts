@@ -9,6 +9,7 @@ import { streams } from './streams.js';
 import { streamsAnthropic } from './streams-anthropic.js';
 import { streamsBedrock } from './streams-bedrock.js';
 import { responses } from './responses.js';
+import { messagesStream } from './messages-stream.js';
 
 export const SCENARIOS: Scenario[] = [
   throughput,
@@ -17,6 +18,7 @@ export const SCENARIOS: Scenario[] = [
   usageLimits,
   cache,
   streams,
+  messagesStream,
   streamsAnthropic,
   streamsBedrock,
   responses,

@@ -53,6 +53,7 @@ export const REQUEST_TYPE: Record<CheckEndpoint, string> = {
   completions: 'complete',
   embeddings: 'embed',
   responses: 'createModelResponse',
+  messages: 'messages',
 };
 
 /** The JSON posted by webhook and log. */

@@ -38,7 +38,7 @@ function requestPart(endpoint: CheckEndpoint, body: Json | undefined): CheckInpu
 export function requestTexts(endpoint: CheckEndpoint, body: Json | undefined): { text: string; allText: string } {
   if (!body) return { text: '', allText: '' };
   if (endpoint === 'responses') return responsesRequestTexts(body);
-  if (endpoint === 'chat') {
+  if (endpoint === 'chat' || endpoint === 'messages') {
     // One pass, no arrays: the last user message's text (else the last message's), and every
     // message's text joined with "\n" (an empty one still takes its line).
     let allText = '';
@@ -60,9 +60,11 @@ export function requestTexts(endpoint: CheckEndpoint, body: Json | undefined): {
   return { text: list[list.length - 1] ?? '', allText: list.join('\n') };
 }
 
-/** Every choice's text (chat: message content and refusal; completions: text), joined with "\n". */
+/** Every choice's text (chat: message content and refusal; completions: text), joined with "\n"; a Messages answer's text blocks. */
 export function responseText(endpoint: CheckEndpoint, body: unknown): string {
   if (endpoint === 'responses') return responsesOutputText(body);
+  // A Messages answer: its text blocks.
+  if (endpoint === 'messages') return isObj(body) ? contentText(body.content) : '';
   if (!isObj(body) || !Array.isArray(body.choices)) return '';
   // Joined as they come (one choice, the common answer, makes no array and no join).
   let out: string | undefined;
@@ -100,7 +102,7 @@ function rewriteStrings(v: unknown, fn: Rewrite): unknown {
 export function rewriteRequestText(endpoint: CheckEndpoint, body: Json | undefined, fn: Rewrite): Json | undefined {
   if (!body) return undefined;
   if (endpoint === 'responses') return rewriteResponsesRequest(body, fn);
-  if (endpoint === 'chat') {
+  if (endpoint === 'chat' || endpoint === 'messages') {
     if (!Array.isArray(body.messages)) return undefined;
     let changed = false;
     const messages = body.messages.map((m) => {
@@ -120,6 +122,11 @@ export function rewriteRequestText(endpoint: CheckEndpoint, body: Json | undefin
 /** Applies `fn` to every choice's text of a response; the new body, or undefined when unchanged. */
 export function rewriteResponseText(endpoint: CheckEndpoint, body: unknown, fn: Rewrite): Json | undefined {
   if (endpoint === 'responses') return rewriteResponsesOutput(body, fn);
+  if (endpoint === 'messages') {
+    if (!isObj(body)) return undefined;
+    const content = rewriteContent(body.content, fn);
+    return content === body.content ? undefined : { ...body, content };
+  }
   if (!isObj(body) || !Array.isArray(body.choices)) return undefined;
   let changed = false;
   const choices = body.choices.map((c) => {

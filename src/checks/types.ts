@@ -32,7 +32,7 @@ import type { CheckHttp } from './http.js';
 import type { JwksCache } from './jwks.js';
 
 export type CheckPhase = 'request' | 'response';
-export type CheckEndpoint = 'chat' | 'completions' | 'embeddings' | 'responses';
+export type CheckEndpoint = 'chat' | 'completions' | 'embeddings' | 'responses' | 'messages';
 
 export interface CheckInput {
   phase: CheckPhase;

@@ -2,7 +2,7 @@
  * Shapes of the OpenAI wire that the gateway speaks to clients, shared by every layer: the proxied
  * endpoints and the token usage an answer reports.
  */
-export type Endpoint = 'chat' | 'completions' | 'embeddings' | 'models' | 'responses' | 'messages';
+export type Endpoint = 'chat' | 'completions' | 'embeddings' | 'models' | 'responses' | 'messages' | 'count_tokens';
 
 export interface Usage {
   prompt_tokens: number;

@@ -40,7 +40,7 @@ export const ERROR_CATALOG = {
     status: 401,
     type: 'authentication_error',
     message:
-      'No gateway key: send it in x-gateway-api-key (Authorization: Bearer then carries the provider key), or as Authorization: Bearer <gateway key> without x-gateway-api-key (the provider credential then comes from x-gateway-virtual-key or the config).',
+      'No gateway key: send it in x-gateway-api-key (Authorization: Bearer then carries the provider key), or as Authorization: Bearer <gateway key> without x-gateway-api-key, or as x-api-key: <gateway key> without it (the provider credential then comes from x-gateway-virtual-key or the config).',
   },
   invalid_gateway_key: {
     status: 401,

@@ -10,7 +10,7 @@ import { Exchange, exchangeOf } from './exchange.js';
 import { interruptExchange } from './respond.js';
 import type { Socket } from 'node:net';
 import { INGRESS } from '../ingress/index.js';
-import { proxyRoute } from './routes/proxy.js';
+import { ingressRoutes } from './routes/proxy.js';
 import { guardrailRoutes } from './routes/guardrails.js';
 import { policyRoutes } from './routes/policies.js';
 import { promptRoutes } from './routes/prompts.js';
@@ -114,9 +114,7 @@ export function createHandler(deps: AppDeps, routes: readonly HotRoute[] = []): 
   const hot = new Router<(ex: Exchange, params: Params) => void>();
   const runner = new RequestRunner(new PlanRunner(deps.pipeline), deps.stages);
   const run = (ctx: RequestContext) => runner.run(ctx);
-  for (const format of INGRESS) {
-    for (const r of format.routes) hot.add(r.method, r.path, proxyRoute({ format, pathname: r.pathname ?? r.path }, deps, run, r.answer));
-  }
+  for (const r of ingressRoutes(INGRESS, deps, run)) hot.add(r.method, r.path, r.handle);
   for (const r of routes) hot.add(r.method, r.path, r.handle);
   const now = deps.pipeline.now;
   const out = {

@@ -51,15 +51,23 @@ export interface AppDeps {
 /** The catalog's 401 text says which header carries what; a specific cause goes before it. */
 const noKey = (cause: string): string => `${cause} ${ERROR_CATALOG.missing_gateway_key.message}`;
 
+/** The exchange's key is `record`, and its headers a copy without `header` (which carried it), so nothing after sees it. */
+function keyFrom(ex: Exchange, record: ApiKeyRecord, header: string): void {
+  ex.gatewayKey = record;
+  const { [header]: _gatewayKey, ...rest } = ex.req.headers;
+  ex.headers = rest;
+}
+
 /**
  * The gateway key → its record on the exchange; throws 401 when there is none or it is unknown.
  *
- * The key is taken from `x-gateway-api-key`; only when that header is absent, from
- * `Authorization: Bearer` (an SDK's `apiKey`). Never both ways at once: with x-gateway-api-key
- * present, Authorization keeps its meaning as the provider key and is not tried as a gateway key.
- * When Authorization carried the gateway key, the exchange's `headers` become a copy without it, so
- * nothing after this (the resolver's provider key, hooks, forwarded headers) sees it; only such
- * requests pay for the copy.
+ * The key is taken from `x-gateway-api-key`; only when that header is absent, from `x-api-key` (the
+ * Anthropic SDKs' `apiKey`) when it holds a gateway key, else from `Authorization: Bearer` (the
+ * OpenAI SDKs' `apiKey`, the Anthropic SDKs' `authToken`). Never both ways at once: with
+ * x-gateway-api-key present, Authorization and x-api-key keep their meaning as provider keys and are
+ * not tried. When another header carried the gateway key, the exchange's `headers` become a copy
+ * without it, so nothing after this (the resolver's provider key, hooks, forwarded headers) sees it;
+ * only such requests pay for the copy.
  */
 export function authenticate(ex: Exchange, keys: ApiKeyStore): void {
   const headers = ex.req.headers;
@@ -71,15 +79,19 @@ export function authenticate(ex: Exchange, keys: ApiKeyStore): void {
     ex.gatewayKey = record;
     return;
   }
+  const apiKey = headerValue(headers, 'x-api-key');
+  const byApiKey = apiKey ? keys.verify(apiKey) : undefined;
+  if (byApiKey) return keyFrom(ex, byApiKey, 'x-api-key');
   const bearer = bearerToken(headers);
-  if (!bearer) throw new GatewayError('missing_gateway_key', undefined, { param: REQUEST_HEADERS.apiKey });
+  if (!bearer) {
+    if (!apiKey) throw new GatewayError('missing_gateway_key', undefined, { param: REQUEST_HEADERS.apiKey });
+    throw new GatewayError('missing_gateway_key', noKey('x-gateway-api-key is absent and x-api-key is not a gateway key.'), { param: 'x-api-key' });
+  }
   const record = keys.verify(bearer);
   if (!record) {
     throw new GatewayError('missing_gateway_key', noKey('x-gateway-api-key is absent and the Authorization bearer token is not a gateway key.'), {
       param: 'authorization',
     });
   }
-  ex.gatewayKey = record;
-  const { authorization: _gatewayKey, ...rest } = headers;
-  ex.headers = rest;
+  keyFrom(ex, record, 'authorization');
 }

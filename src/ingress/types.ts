@@ -50,6 +50,11 @@ export interface IngressFormat {
   /** The canonical endpoint its requests become. */
   readonly endpoint: Endpoint;
   readonly routes: readonly IngressRoute[];
+  /**
+   * A request header whose presence makes this format serve its routes in place of the format that
+   * has the same routes without one (Anthropic's model list when `anthropic-version` is sent).
+   */
+  readonly selectedBy?: string;
   /** False: the request has no body to read (a GET). */
   readonly hasBody: boolean;
   /** The parsed JSON body (its prompt rendered) → the validated body; throws a 400 naming the field. */

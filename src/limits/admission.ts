@@ -49,7 +49,9 @@ export class Admission {
   admit(req: LimitedRequest): Promise<void> | undefined {
     const key = req.key;
     const plan = req.plan;
-    if (!key || !plan || req.request.endpoint === 'models') return undefined;
+    const endpoint = req.request.endpoint;
+    // Listing models and counting tokens cost nothing: no policy holds them back.
+    if (!key || !plan || endpoint === 'models' || endpoint === 'count_tokens') return undefined;
     const [ws, org] = this.deps.index.scopesOf(key);
     if (!ws && !org) return undefined;
     const claim = this.claim(req, key, candidatesOf(plan), [ws, org]);

@@ -12,6 +12,7 @@ const OPERATION: Record<Endpoint, string> = {
   models: 'models',
   responses: 'chat',
   messages: 'chat',
+  count_tokens: 'count_tokens',
 };
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];

@@ -2,7 +2,8 @@ import { defer, retry, tap, throwError, timer, type MonoTypeOperatorFunction, ty
 import { GatewayError } from '../errors/gateway-error.js';
 import { retryAfterMs } from './retry-after.js';
 
-export const DEFAULT_RETRY_CODES: readonly number[] = [429, 500, 502, 503, 504];
+/** 529: Anthropic's "overloaded", which a Messages client gets as it is (src/providers/anthropic/from-provider.ts). */
+export const DEFAULT_RETRY_CODES: readonly number[] = [429, 500, 502, 503, 504, 529];
 export const MAX_RETRY_ATTEMPTS = 10;
 
 /** Errors that came from trying the upstream; gateway decisions (open circuit, bad config) are not. */

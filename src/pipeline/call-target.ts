@@ -48,7 +48,7 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
   let retryNumber = 0;
   return defer(() => {
     let req = requestFor(node, ctx);
-    const provider = deps.registry.serving(deps.registry.get(node.target.provider), req.endpoint);
+    const provider = deps.registry.serving(deps.registry.get(node.target.provider), req.endpoint, req.body?.model);
     const ranges = provider.descriptor.ranges;
     const mapped = ranges && req.body ? mapRanges(ranges, req.body) : undefined;
     if (mapped) req = { ...req, body: mapped.body };
@@ -65,8 +65,8 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
     if (mapped) meta.paramsMapped = mapped.said;
     const secrets = secretsOf(node);
     // A provider may echo a credential in its error message: it never reaches the client or the log.
-    const mapError: ErrorMapper =
-      secrets.length > 0 ? (status, text, headers) => provider.fromError(status, redactText(text, secrets), headers) : provider.fromError;
+    const mapError: ErrorMapper = (status, text, headers) =>
+      provider.fromError(status, secrets.length > 0 ? redactText(text, secrets) : text, headers, req);
     const framing = provider.descriptor.framing;
     const flow = req.stream ? ctx.flow : undefined;
     // The provider's async step (sign, fetch a token) runs inside the attempt: timed out and cancelled with it.

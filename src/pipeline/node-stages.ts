@@ -5,6 +5,7 @@ import { withCache } from '../operators/cache.js';
 import { checkRequest, type HookStageDeps } from '../operators/request-hooks.js';
 import { nodeIdentity, routesOnMetadata } from '../plan/identity.js';
 import type { PlanNode } from '../plan/types.js';
+import type { Endpoint } from '../config/wire.js';
 import type { GatewayEvent } from '../upstream/events.js';
 import type { PipelineDeps } from './context.js';
 import { after, type Wrap } from './stage.js';
@@ -22,6 +23,12 @@ export function hookGate(hooks: readonly HookSpec[], deps: HookStageDeps): Wrap 
     });
 }
 
+/**
+ * The endpoints whose answers the cache can store and replay in either form (src/cache/assemble.ts);
+ * any other runs uncached (its cache status DISABLED): a Messages stream's event names are not kept.
+ */
+const CACHEABLE: ReadonlySet<Endpoint> = new Set<Endpoint>(['chat', 'completions', 'embeddings', 'models', 'responses']);
+
 /** The cache in front of the run inside, at the level that declares it: keys are made in cache/key.ts. */
 export function cacheStage(node: PlanNode, deps: PipelineDeps): Wrap {
   const c = deps.cache!;
@@ -34,6 +41,7 @@ export function cacheStage(node: PlanNode, deps: PipelineDeps): Wrap {
   const threshold = cache.similarity_threshold ?? c.defaultThreshold;
   return (inner) => (ctx) => {
     const req = ctx.request;
+    if (!CACHEABLE.has(req.endpoint)) return inner(ctx);
     const keys = cacheKeys({
       identity,
       routesOnMetadata: onMetadata,

@@ -43,12 +43,15 @@ export class ProviderRegistry {
   }
 
   /**
-   * The provider as it serves `endpoint`: itself when its descriptor has a path for it, else through
-   * the endpoint's chat bridge when there is one (made once per provider and endpoint), else itself
-   * (whose translation then refuses the request).
+   * The provider as it serves `endpoint` (for `model`): itself when its descriptor has a path for it
+   * (and, where `nativeModels` names the endpoint, the model matches), else through the endpoint's
+   * chat bridge when there is one (made once per provider and endpoint), else itself (whose
+   * translation then refuses the request).
    */
-  serving(provider: Provider, endpoint: Endpoint): Provider {
-    if (provider.descriptor.paths[endpoint] !== undefined) return provider;
+  serving(provider: Provider, endpoint: Endpoint, model?: unknown): Provider {
+    const d = provider.descriptor;
+    const only = d.nativeModels?.[endpoint];
+    if (d.paths[endpoint] !== undefined && (only === undefined || (typeof model === 'string' && only.test(model)))) return provider;
     const bridge = this.bridges.get(endpoint);
     if (!bridge) return provider;
     let byEndpoint = this.bridged.get(provider);

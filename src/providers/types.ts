@@ -96,6 +96,12 @@ export interface ProviderDescriptor {
   baseUrl?: string;
   /** Path per endpoint below the base URL; an endpoint not listed is not served. */
   paths: Partial<Record<Endpoint, string>>;
+  /**
+   * For an endpoint listed here, the models whose requests the provider serves itself (by their
+   * `model`); any other model of that endpoint goes through its chat bridge (Claude on a cloud that
+   * also hosts other families). Absent: every model of a listed path.
+   */
+  nativeModels?: Partial<Record<Endpoint, RegExp>>;
   auth: { header: string; scheme?: 'Bearer' };
   /** Fixed headers every request carries (an API version header such as `anthropic-version`); lower-case names; forward_headers cannot replace them. */
   extraHeaders?: Readonly<Record<string, string>>;
@@ -133,7 +139,8 @@ export interface Provider<S = unknown> {
   prepare?(request: UpstreamRequest, target: Target, ctx: PrepareContext): Promise<UpstreamRequest>;
   /** `target` is the target that answered (for providers whose answer depends on its fields). */
   fromJson(req: ProviderRequest, text: string, target?: Target): JsonResult;
-  fromError(status: number, text: string, headers: Record<string, string | string[] | undefined>): GatewayError;
+  /** `req`: the request as this target sent it (for providers whose error depends on its format). */
+  fromError(status: number, text: string, headers: Record<string, string | string[] | undefined>, req?: ProviderRequest): GatewayError;
   streamStart(req: ProviderRequest, target?: Target): S;
   fromStreamEvent(state: S, event: StreamEvent): StreamStep<S>;
   /** Called when the upstream body ends; throws when the stream was cut short. */

@@ -8,7 +8,8 @@
  * `user`/`assistant` roles, temperature 0–1, and the tool-use rule: every `tool_use` of an assistant
  * turn has its `tool_result` in the very next (user) message. Errors use Anthropic's shape
  * `{type:"error", error:{type, message}}`. Answers come from a FIFO queue per path (`enqueue`), else a
- * default: a message echoing the last user text (as SSE events when `stream: true`), or the model list.
+ * default: a message echoing the last user text (as SSE events when `stream: true`), a token count
+ * (`fakeTokenCount`), or the model list.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +30,8 @@ export interface RecordedRequest {
   url: string;
   headers: http.IncomingHttpHeaders;
   body: any;
+  /** The body's text as received. */
+  raw: string;
 }
 
 export const FAKE_ANTHROPIC_MODELS = [
@@ -36,11 +39,21 @@ export const FAKE_ANTHROPIC_MODELS = [
   { type: 'model', id: 'claude-haiku-4-5', display_name: 'Claude Haiku 4.5', created_at: '2025-10-15T00:00:00Z' },
 ];
 
+/** The API versions it knows: the gateway's default and what the @anthropic-ai/sdk in node_modules sends. */
+const API_VERSIONS = new Set(['2023-06-01', '2026-10-21']);
+
 /** Top-level fields of a Messages request (the API answers 400 for any other). */
 const MESSAGE_FIELDS = new Set([
   'model', 'messages', 'max_tokens', 'system', 'stop_sequences', 'temperature', 'top_p', 'top_k', 'stream',
   'tools', 'tool_choice', 'metadata', 'thinking', 'service_tier', 'container', 'mcp_servers', 'output_config',
 ]);
+
+/** Top-level fields of a token count request. */
+const COUNT_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'mcp_servers']);
+
+/** The fake's token count: a fixed function of the messages' JSON, so tests can compute it. */
+export const fakeTokenCount = (body: { messages: unknown; system?: unknown }): number =>
+  Math.ceil(JSON.stringify([body.system ?? '', body.messages]).length / 4);
 
 export function anthropicError(status: number, type: string, message: string, headers?: Record<string, string>): FakeResponse {
   return { status, headers, json: { type: 'error', error: { type, message }, request_id: 'req_fake' } };
@@ -208,7 +221,7 @@ export class FakeAnthropic {
       }
       const url = req.url ?? '/';
       const path = url.split('?')[0]!;
-      this.requests.push({ method: req.method ?? '', path, url, headers: req.headers, body });
+      this.requests.push({ method: req.method ?? '', path, url, headers: req.headers, body, raw });
       for (const w of this.waiters.splice(0)) w();
       this.send(res, this.answer(req, path, raw, body));
     });
@@ -216,7 +229,7 @@ export class FakeAnthropic {
 
   private answer(req: http.IncomingMessage, path: string, raw: string, body: any): FakeResponse {
     if (req.headers['x-api-key'] !== this.apiKey) return anthropicError(401, 'authentication_error', 'invalid x-api-key');
-    if (req.headers['anthropic-version'] !== '2023-06-01') {
+    if (!API_VERSIONS.has(String(req.headers['anthropic-version']))) {
       return anthropicError(400, 'invalid_request_error', 'anthropic-version: header is required');
     }
     if (path === '/v1/messages' && req.method === 'POST') {
@@ -224,11 +237,17 @@ export class FakeAnthropic {
       const why = invalid(body);
       if (why) return anthropicError(400, 'invalid_request_error', why);
     }
+    if (path === '/v1/messages/count_tokens' && req.method === 'POST') {
+      const extra = Object.keys(body ?? {}).find((k) => !COUNT_FIELDS.has(k));
+      if (extra) return anthropicError(400, 'invalid_request_error', `${extra}: Extra inputs are not permitted`);
+      if (typeof body.model !== 'string' || !Array.isArray(body.messages)) return anthropicError(400, 'invalid_request_error', 'model, messages: Field required');
+    }
     const queued = this.queues.get(path)?.shift();
     if (queued) return queued;
     if (path === '/v1/models' && req.method === 'GET') {
       return { json: { data: FAKE_ANTHROPIC_MODELS, has_more: false, first_id: FAKE_ANTHROPIC_MODELS[0]!.id, last_id: FAKE_ANTHROPIC_MODELS.at(-1)!.id } };
     }
+    if (path === '/v1/messages/count_tokens') return { json: { input_tokens: fakeTokenCount(body) } };
     if (path === '/v1/messages' && req.method === 'POST') {
       const text = `echo: ${lastUserText(body.messages)}`;
       if (body.stream === true) return { frames: messageStream([{ text: [text.slice(0, 4), text.slice(4)] }]) };

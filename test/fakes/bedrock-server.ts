@@ -57,7 +57,7 @@ export interface BedrockRequest {
   rawPath: string;
   /** The decoded model id, or undefined for other routes. */
   modelId?: string;
-  /** `converse`, `converse-stream` or `foundation-models`. */
+  /** `converse`, `converse-stream`, `invoke`, `invoke-with-response-stream` or `foundation-models`. */
   operation: string;
   headers: http.IncomingHttpHeaders;
   body: any;
@@ -214,7 +214,7 @@ export class FakeBedrock {
     for await (const c of req) parts.push(c as Buffer);
     const raw = Buffer.concat(parts).toString('utf8');
     const rawPath = req.url ?? '/';
-    const m = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec(rawPath);
+    const m = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream)$/.exec(rawPath);
     const operation = m ? m[2]! : rawPath === '/foundation-models' ? 'foundation-models' : '';
     const auth = await this.authenticate(req, rawPath, raw);
     let body: any;
@@ -230,6 +230,7 @@ export class FakeBedrock {
       if (req.method !== 'GET') return this.error(res, 405, 'UnknownOperationException', 'GET only');
       return this.json(res, 200, { modelSummaries: FAKE_FOUNDATION_MODELS });
     }
+    if (operation === 'invoke' || operation === 'invoke-with-response-stream') return this.invoke(res, body, operation !== 'invoke');
     const invalid = validateConverse(body);
     if (invalid) return this.error(res, 400, 'ValidationException', invalid);
     const script = this.scripts.shift();
@@ -249,6 +250,23 @@ export class FakeBedrock {
     }
     if (script && script.kind !== 'stream') throw new Error(`scripted ${script.kind} for a converse-stream request`);
     await this.stream(res, script ?? { kind: 'stream', events: textEvents(['echo: ', lastUserText(body)]) });
+  }
+
+  /**
+   * Claude's InvokeModel / InvokeModelWithResponseStream: an Anthropic Messages body without `model`
+   * and `stream`, with `anthropic_version` "bedrock-2023-05-31" (else a ValidationException); the
+   * answer is Anthropic's message, or its events each as a `chunk` frame's base64 `bytes`.
+   */
+  private async invoke(res: http.ServerResponse, body: any, stream: boolean): Promise<void> {
+    if (body?.anthropic_version !== 'bedrock-2023-05-31') return this.error(res, 400, 'ValidationException', 'anthropic_version: bedrock-2023-05-31 is required');
+    if (body.model !== undefined || body.stream !== undefined) return this.error(res, 400, 'ValidationException', 'extraneous key [model, stream] is not permitted');
+    if (!Number.isInteger(body.max_tokens) || !Array.isArray(body.messages)) return this.error(res, 400, 'ValidationException', 'max_tokens, messages: required');
+    const script = this.scripts.shift();
+    if (script?.kind === 'error') return this.error(res, script.status, script.type, script.message, script.headers);
+    if (!stream) return this.json(res, 200, script?.kind === 'json' ? script.body : claudeMessage(lastClaudeText(body)));
+    if (script && script.kind !== 'stream') throw new Error(`scripted ${script.kind} for an invoke-with-response-stream request`);
+    const text = lastClaudeText(body);
+    await this.stream(res, script ?? { kind: 'stream', events: claudeChunks(claudeTextEvents(text)) });
   }
 
   /** Frames written in three ways: the first split in two writes, then pairs coalesced, the rest one per write. */
@@ -357,4 +375,31 @@ export class FakeBedrock {
     if (expected.headers.authorization !== authz) return { ok: false, type: 'InvalidSignatureException', message: SIGNATURE_MISMATCH };
     return { ok: true, how: 'sigv4' };
   }
+}
+
+/** The last user turn's text of a Messages body. */
+function lastClaudeText(body: any): string {
+  const last = body.messages.at(-1);
+  return `echo: ${typeof last?.content === 'string' ? last.content : ''}`;
+}
+
+function claudeMessage(text: string): Record<string, unknown> {
+  return { id: 'msg_bdrk_fake', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 7, output_tokens: 2 } };
+}
+
+/** An Anthropic stream of one text block, as event objects. */
+export function claudeTextEvents(text: string): Record<string, unknown>[] {
+  return [
+    { type: 'message_start', message: { ...claudeMessage(''), content: [], stop_reason: null, usage: { input_tokens: 7, output_tokens: 1 } } },
+    { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+    { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } },
+    { type: 'content_block_stop', index: 0 },
+    { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } },
+    { type: 'message_stop', 'amazon-bedrock-invocationMetrics': { inputTokenCount: 7, outputTokenCount: 2, invocationLatency: 12, firstByteLatency: 5 } },
+  ];
+}
+
+/** Anthropic events as InvokeModelWithResponseStream sends them: each its JSON's bytes, base64, in a `chunk` event. */
+export function claudeChunks(events: Record<string, unknown>[]): BedrockEvent[] {
+  return events.map((e) => ({ type: 'chunk', payload: { bytes: Buffer.from(JSON.stringify(e), 'utf8').toString('base64') } }));
 }

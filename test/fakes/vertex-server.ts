@@ -12,6 +12,8 @@
  *   `:streamGenerateContent?alt=sse`): `Authorization: Bearer` must be a token this fake issued and that
  *   has not expired by its clock (or one listed in `staticTokens`), else 401 UNAUTHENTICATED in Google's
  *   error shape. Answers come from a FIFO queue, else an echo of the last user text.
+ * - `POST .../publishers/anthropic/models/{m}:rawPredict` (and `:streamRawPredict`): Claude, an
+ *   Anthropic Messages body with `anthropic_version` in it, answered in Anthropic's own shape.
  * - `GET /v1beta1/publishers/google/models`: a ListPublisherModels page.
  */
 import { createPublicKey, generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
@@ -181,6 +183,8 @@ export class FakeVertex {
         },
       });
     }
+    const claude = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/anthropic\/models\/([^/:]+):(rawPredict|streamRawPredict)$/.exec(url.pathname);
+    if (claude && req.method === 'POST') return this.send(res, this.claude(body, claude[3]!, claude[4] === 'streamRawPredict'));
     const m = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
     if (!m || req.method !== 'POST') return this.send(res, googleError(404, 'NOT_FOUND', `No route ${req.method} ${url.pathname}`));
     if (!Array.isArray(body?.contents) || body.contents.length === 0) {
@@ -199,6 +203,38 @@ export class FakeVertex {
     return this.send(res, {
       frames: geminiSse([geminiResponse([{ text: text.slice(0, half) }]), geminiResponse([{ text: text.slice(half) }], 'STOP', usage)]),
     });
+  }
+
+  /**
+   * Claude's rawPredict / streamRawPredict: an Anthropic Messages body without `model`, with
+   * `anthropic_version` "vertex-2023-10-16" (else 400 as Vertex answers); the answer is Anthropic's
+   * own (a message, or its SSE events), from the queue or an echo.
+   */
+  private claude(body: any, model: string, stream: boolean): VertexScript {
+    const refuse = (message: string): VertexScript => ({ status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message } } });
+    if (body?.anthropic_version !== 'vertex-2023-10-16') return refuse('anthropic_version: Input should be \'vertex-2023-10-16\'');
+    if (body.model !== undefined) return refuse('model: Extra inputs are not permitted');
+    if (!Number.isInteger(body.max_tokens) || !Array.isArray(body.messages)) return refuse('max_tokens, messages: Field required');
+    if ((body.stream === true) !== stream) return refuse('stream must be true on streamRawPredict only');
+    const scripted = this.queue.shift();
+    if (scripted) return scripted;
+    const last = body.messages.at(-1);
+    const text = `echo: ${typeof last?.content === 'string' ? last.content : ''}`;
+    const usage = { input_tokens: 8, output_tokens: 2 };
+    if (!stream) {
+      return { json: { id: 'msg_vrtx_fake', type: 'message', role: 'assistant', model, content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage } };
+    }
+    const ev = (type: string, data: Record<string, unknown> = {}): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    return {
+      frames: [
+        ev('message_start', { message: { id: 'msg_vrtx_fake', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 8, output_tokens: 1 } } }),
+        ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+        ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text } }),
+        ev('content_block_stop', { index: 0 }),
+        ev('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } }),
+        ev('message_stop'),
+      ],
+    };
   }
 
   private token(req: http.IncomingMessage, form: Record<string, string> | undefined, res: http.ServerResponse): void {

@@ -142,11 +142,12 @@ describe('x-should-retry', () => {
 });
 
 describe('which header carries the gateway key', () => {
-  it('no key anywhere: the 401 names both ways', async () => {
+  it('no key anywhere: the 401 names every way', async () => {
     const r = await send('POST', '/v1/chat/completions', { 'content-type': 'application/json', 'x-gateway-provider': 'openai' }, JSON.stringify(CHAT));
     expect([r.status, r.json.error.code]).toEqual([401, 'missing_gateway_key']);
     expect(r.json.error.message).toContain('x-gateway-api-key (Authorization: Bearer then carries the provider key)');
     expect(r.json.error.message).toContain('Authorization: Bearer <gateway key> without x-gateway-api-key');
+    expect(r.json.error.message).toContain('x-api-key: <gateway key> without it');
   });
 
   it('with x-gateway-api-key present, Authorization is not tried as a gateway key', async () => {

@@ -6,7 +6,7 @@ import { SSE_DONE, SSE_HEADERS, sseComment, sseData, sseError } from '../../src/
 const byId = (id: string) => INGRESS.find((f) => f.id === id)!;
 
 describe('ingress descriptors', () => {
-  it('route every OpenAI-shaped endpoint once, by method and path', () => {
+  it('route every endpoint once, by method and path', () => {
     const routes = INGRESS.flatMap((f) => f.routes.map((r) => `${r.method} ${r.path} → ${f.endpoint}`));
     expect(routes).toEqual([
       'POST /v1/chat/completions → chat',
@@ -15,7 +15,13 @@ describe('ingress descriptors', () => {
       'GET /v1/models → models',
       'GET /v1/models/:id → models',
       'POST /v1/responses → responses',
+      'POST /v1/messages → messages',
+      'POST /v1/messages/count_tokens → count_tokens',
+      'GET /v1/models → models',
+      'GET /v1/models/:id → models',
     ]);
+    // Anthropic's model list serves the same routes when the client sends anthropic-version.
+    expect(INGRESS.filter((f) => f.selectedBy !== undefined).map((f) => [f.id, f.selectedBy])).toEqual([['anthropic-models', 'anthropic-version']]);
     expect(byId('models').routes[1]!.pathname).toBe('/v1/models');
   });
 

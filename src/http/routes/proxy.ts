@@ -5,7 +5,8 @@ import type { AppDeps } from '../deps.js';
 import type { Exchange } from '../exchange.js';
 import { parseRequest, type ParseRoute } from '../parse-request.js';
 import { respond } from '../respond.js';
-import type { Params } from '../router.js';
+import type { HotRoute, Params } from '../router.js';
+import type { IngressFormat } from '../../ingress/types.js';
 
 /** The pipeline's entry (src/pipeline/run-request.ts): a parsed request → its answer. */
 export type RunRequest = (ctx: RequestContext) => Observable<GatewayEvent>;
@@ -57,4 +58,33 @@ export function proxyRoute(
     ex.framing = framing;
     respond(events(ex), ex, stallMs);
   };
+}
+
+type Handle = (ex: Exchange, params: Params) => void;
+
+/**
+ * The hot routes of `formats`: each route of each format, proxied. A format `selectedBy` a header
+ * serves a route in place of the format without one when the request carries that header.
+ */
+export function ingressRoutes(formats: readonly IngressFormat[], deps: AppDeps, run: RunRequest): HotRoute[] {
+  const byRoute = new Map<string, { method: string; path: string; plain?: Handle; picks: [string, Handle][] }>();
+  for (const format of formats) {
+    for (const r of format.routes) {
+      const key = `${r.method} ${r.path}`;
+      let entry = byRoute.get(key);
+      if (!entry) byRoute.set(key, (entry = { method: r.method, path: r.path, picks: [] }));
+      const handle = proxyRoute({ format, pathname: r.pathname ?? r.path }, deps, run, r.answer);
+      if (format.selectedBy === undefined) entry.plain = handle;
+      else entry.picks.push([format.selectedBy, handle]);
+    }
+  }
+  return [...byRoute.values()].map(({ method, path, plain, picks }) => {
+    if (!plain) throw new Error(`route ${method} ${path}: only formats selected by a header serve it`);
+    if (picks.length === 0) return { method, path, handle: plain };
+    const handle: Handle = (ex, params) => {
+      for (const [header, h] of picks) if (ex.req.headers[header] !== undefined) return h(ex, params);
+      plain(ex, params);
+    };
+    return { method, path, handle };
+  });
 }

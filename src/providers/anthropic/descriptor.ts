@@ -2,14 +2,15 @@ import { providerFields } from '../../config/provider-fields.js';
 import type { ProviderDescriptor } from '../types.js';
 
 /**
- * Anthropic's Messages API. Chat and the model list only: Anthropic has no legacy
- * completions and no embeddings, so those endpoints are answered `unsupported_endpoint`.
+ * Anthropic's Messages API: chat (translated), Messages and its token count (as they are) and the
+ * model list. Anthropic has
+ * no legacy completions and no embeddings, so those endpoints are answered `unsupported_endpoint`.
  * `/models?limit=1000` asks for every model in one page (Anthropic pages by 20 otherwise).
  */
 export const ANTHROPIC: ProviderDescriptor = {
   id: 'anthropic',
   baseUrl: 'https://api.anthropic.com/v1',
-  paths: { chat: '/messages', models: '/models?limit=1000' },
+  paths: { chat: '/messages', messages: '/messages', count_tokens: '/messages/count_tokens', models: '/models?limit=1000' },
   auth: { header: 'x-api-key' },
   extraHeaders: { 'anthropic-version': '2023-06-01' },
   fields: providerFields('api_key', 'custom_host'),

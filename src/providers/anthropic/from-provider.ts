@@ -20,7 +20,7 @@ const FINISH: Readonly<Record<string, string>> = {
 };
 const finishReason = (r: unknown): string => (typeof r === 'string' ? FINISH[r] : undefined) ?? 'stop';
 
-interface TokenCounts {
+export interface TokenCounts {
   input: number;
   output: number;
   cacheRead?: number;
@@ -30,7 +30,7 @@ interface TokenCounts {
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
 /** Anthropic usage fields present in `u` update `t` (message_delta repeats the cumulative counts). */
-function readCounts(t: TokenCounts, u: unknown): void {
+export function readCounts(t: TokenCounts, u: unknown): void {
   if (!u || typeof u !== 'object') return;
   const o = u as Json;
   t.input = num(o.input_tokens) ?? t.input;
@@ -51,7 +51,8 @@ export function toUsage(t: TokenCounts): Usage {
   return usage;
 }
 
-function parse(text: string, what: string): Json {
+/** An answer's JSON object, or the 502 saying what it was not. */
+export function parse(text: string, what: string): Json {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -125,11 +126,12 @@ const STATUS_BY_TYPE: Readonly<Record<string, number>> = {
 };
 
 /**
- * Upstream status → the client's. Kept, except 529 (Anthropic's "overloaded"), answered 503:
- * OpenAI clients, the gateway's default retry codes and the breaker
- * know 503; nobody outside Anthropic knows 529.
+ * Upstream status → the client's. Kept, except 529 (Anthropic's "overloaded") for a client of another
+ * format (`native` false), answered 503: OpenAI clients know 503, nobody outside Anthropic knows 529.
+ * A Messages client gets the 529 it knows; the gateway's retries, fallbacks and breaker count both.
  */
-const clientStatus = (status: number): number => (status === 529 ? 503 : status >= 400 && status <= 599 ? status : 502);
+const clientStatus = (status: number, native: boolean): number =>
+  status === 529 && !native ? 503 : status >= 400 && status <= 599 ? status : 502;
 
 const RETRY_HEADERS = ['retry-after', 'retry-after-ms', 'x-should-retry'];
 
@@ -150,8 +152,11 @@ function errorParts(text: string): { message?: string; type?: string } {
   return {};
 }
 
-/** `{type:"error", error:{type, message}}` → the error envelope, the provider's message and type kept, `code` its type. */
-export function fromAnthropicError(status: number, text: string, headers: Headers): GatewayError {
+/**
+ * `{type:"error", error:{type, message}}` → the error envelope, the provider's message and type kept,
+ * `code` its type; a Messages request (`req`, served natively) keeps a 529.
+ */
+export function fromAnthropicError(status: number, text: string, headers: Headers, req?: ProviderRequest): GatewayError {
   const { message, type } = errorParts(text);
   const out: Record<string, string> = {};
   for (const h of RETRY_HEADERS) {
@@ -160,7 +165,7 @@ export function fromAnthropicError(status: number, text: string, headers: Header
     if (s !== undefined) out[h] = s;
   }
   return new GatewayError('upstream_error', message ?? `The provider answered ${status}.`, {
-    status: clientStatus(status),
+    status: clientStatus(status, req?.endpoint === 'messages'),
     upstreamCode: type ?? null,
     upstreamType: type,
     headers: out,
@@ -198,10 +203,11 @@ function choice(s: AnthropicStreamState, delta: string, finish = 'null'): Stream
   return { data: `${s.prefix}{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish}}]}` };
 }
 
-function streamError(data: string): GatewayError {
+/** A stream's `error` event → its error; `native`: for a Messages client, whose overloaded_error is a 529. */
+export function streamError(data: string, native = false): GatewayError {
   const { message, type } = errorParts(data);
   return new GatewayError('upstream_error', message ?? 'The provider reported an error mid-stream.', {
-    status: (type !== undefined ? STATUS_BY_TYPE[type] : undefined) ?? 502,
+    status: native && type === 'overloaded_error' ? 529 : ((type !== undefined ? STATUS_BY_TYPE[type] : undefined) ?? 502),
     upstreamCode: type ?? null,
     upstreamType: type,
   });

@@ -9,6 +9,7 @@ import {
   fromAnthropicStreamEvent,
   type AnthropicStreamState,
 } from './from-provider.js';
+import { fromNativeJson, fromNativeStreamEvent, nativeStreamEnd, nativeStreamStart, type NativeStreamState } from './native.js';
 
 export interface AnthropicOptions {
   /** The clock for `created` (Anthropic's answers carry no timestamp); default: the real one. */
@@ -17,16 +18,22 @@ export interface AnthropicOptions {
 
 const realSeconds = (): number => Math.floor(Date.now() / 1000);
 
-/** Anthropic's Messages API behind the OpenAI chat wire. */
-export function anthropic(opts: AnthropicOptions = {}): Provider<AnthropicStreamState> {
+type State = AnthropicStreamState | NativeStreamState;
+const isNative = (s: State): s is NativeStreamState => (s as NativeStreamState).native === true;
+
+/**
+ * Anthropic's Messages API behind the OpenAI chat wire, and served as it is to the Messages front
+ * door (native.ts).
+ */
+export function anthropic(opts: AnthropicOptions = {}): Provider<State> {
   const now = opts.nowSeconds ?? realSeconds;
   return {
     descriptor: ANTHROPIC,
     toProvider: (req, target, baseUrl) => toAnthropic(ANTHROPIC, req, target, baseUrl),
-    fromJson: (req, text) => fromAnthropicJson(req, text, now),
+    fromJson: (req, text) => (req.endpoint === 'messages' || req.endpoint === 'count_tokens' ? fromNativeJson(text) : fromAnthropicJson(req, text, now)),
     fromError: fromAnthropicError,
-    streamStart: (req) => anthropicStreamStart(req, now),
-    fromStreamEvent: fromAnthropicStreamEvent,
-    streamEnd: anthropicStreamEnd,
+    streamStart: (req) => (req.endpoint === 'messages' ? nativeStreamStart() : anthropicStreamStart(req, now)),
+    fromStreamEvent: (s, ev) => (isNative(s) ? fromNativeStreamEvent(s, ev) : fromAnthropicStreamEvent(s, ev)),
+    streamEnd: (s) => (isNative(s) ? nativeStreamEnd(s) : anthropicStreamEnd(s)),
   };
 }

@@ -4,7 +4,7 @@ import { REGION_PLACEHOLDER } from '../hosts.js';
 import type { ProviderDescriptor } from '../types.js';
 
 /** A Claude model id, inference profile (`us.`, `global.`) or ARN naming one. */
-const CLAUDE_MODEL = /(?:^|[./:])anthropic\.claude/;
+export const CLAUDE_MODEL = /(?:^|[./:])anthropic\.claude/;
 
 /** `{region}` in a base URL is replaced by the target's `cloud_b_region` (default below). */
 export const DEFAULT_REGION = 'us-east-1';
@@ -20,7 +20,9 @@ export const BEDROCK: ProviderDescriptor = {
   id: 'bedrock',
   aliases: ['aws-bedrock'],
   baseUrl: `https://bedrock-runtime.${REGION_PLACEHOLDER}.amazonaws.com`,
-  paths: { chat: '/model/{model}/converse', models: '/foundation-models' },
+  paths: { chat: '/model/{model}/converse', messages: '/model/{model}/invoke', models: '/foundation-models' },
+  // Messages requests are served as they are for Claude (claude.ts); other families go through chat.
+  nativeModels: { messages: CLAUDE_MODEL },
   auth: { header: 'authorization', scheme: 'Bearer' },
   fields: providerFields('api_key', 'custom_host', 'cloud_b'),
   framing: 'aws-event-stream',

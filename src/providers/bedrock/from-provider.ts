@@ -185,6 +185,20 @@ const step = (state: BedrockStreamState, chunks: StreamChunk[], done?: boolean):
   done ? { state, chunks, done } : { state, chunks };
 
 /** One ConverseStream event → OpenAI chunks. A pure reducer but for the tool-index table it fills. */
+/** An exception frame (src/upstream/aws-event-stream.ts): `{type, message, ...}` → its error. */
+export function streamFailure(ev: StreamEvent): GatewayError {
+  let type: string | undefined;
+  let message = 'The provider reported an error mid-stream.';
+  try {
+    const p = JSON.parse(ev.data) as Json;
+    if (typeof p.type === 'string') type = p.type;
+    if (typeof p.message === 'string') message = p.message;
+  } catch {
+    // keep the defaults
+  }
+  return errorFrom(type, message, 502);
+}
+
 export function fromBedrockStreamEvent(state: BedrockStreamState, ev: StreamEvent): StreamStep<BedrockStreamState> {
   switch (ev.event) {
     case 'contentBlockDelta': {
@@ -221,19 +235,8 @@ export function fromBedrockStreamEvent(state: BedrockStreamState, ev: StreamEven
       const data = state.showUsage ? `${state.head}"choices":[],"usage":${JSON.stringify(usage)}}` : '';
       return step(state, [{ data, usage }], true);
     }
-    case 'error': {
-      // An exception frame (src/upstream/aws-event-stream.ts): {type, message, ...}.
-      let type: string | undefined;
-      let message = 'The provider reported an error mid-stream.';
-      try {
-        const p = JSON.parse(ev.data) as Json;
-        if (typeof p.type === 'string') type = p.type;
-        if (typeof p.message === 'string') message = p.message;
-      } catch {
-        // keep the defaults
-      }
-      throw errorFrom(type, message, 502);
-    }
+    case 'error':
+      throw streamFailure(ev);
     default:
       return step(state, []); // contentBlockStop, initial-response and events added later
   }

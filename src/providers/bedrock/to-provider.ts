@@ -3,7 +3,8 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { ProviderDescriptor, ProviderRequest, Target, UpstreamRequest } from '../types.js';
 import { AWS_REGION } from '../../config/host-parts.js';
 import { regionOf as hostRegion, withRegion } from '../hosts.js';
-import { BEDROCK, CONTROL_PLANE_URL, DEFAULT_REGION, STREAM_PATH } from './descriptor.js';
+import { BEDROCK, CLAUDE_MODEL, CONTROL_PLANE_URL, DEFAULT_REGION, STREAM_PATH } from './descriptor.js';
+import { toBedrockClaude } from './claude.js';
 
 type Json = Record<string, unknown>;
 type Block = Json;
@@ -256,7 +257,7 @@ export const regionOf = (target: Target): string => hostRegion(BEDROCK, target) 
 export const signsRequests = (target: Target): boolean =>
   typeof target.extra?.cloud_b_access_key_id === 'string' && typeof target.extra?.cloud_b_secret_access_key === 'string';
 
-/** OpenAI-shaped request → Converse / ConverseStream (or the model list). Pure; signing is `prepare`'s. */
+/** OpenAI-shaped request → Converse / ConverseStream (a Messages request for Claude → InvokeModel, claude.ts; or the model list). Pure; signing is `prepare`'s. */
 export function toBedrock(descriptor: ProviderDescriptor, req: ProviderRequest, target: Target, baseUrl: string): UpstreamRequest {
   const region = regionOf(target);
   const headers = forwarded(req);
@@ -271,6 +272,11 @@ export function toBedrock(descriptor: ProviderDescriptor, req: ProviderRequest, 
     body = JSON.stringify(toConverseBody(req.body));
     headers['content-type'] = 'application/json';
     headers.accept = req.stream ? 'application/vnd.amazon.eventstream' : 'application/json';
+  } else if (req.endpoint === 'messages' && req.body && CLAUDE_MODEL.test(String(req.body.model))) {
+    let accept: string;
+    ({ path, body, accept } = toBedrockClaude(req));
+    headers['content-type'] = 'application/json';
+    headers.accept = accept;
   } else if (req.endpoint === 'models') {
     // The list lives on the control plane; a custom_host (or operator base URL) serves it below itself.
     if (baseUrl === descriptor.baseUrl) base = CONTROL_PLANE_URL;

@@ -1,6 +1,7 @@
 import { providerFields } from '../../config/provider-fields.js';
 import { GCP_REGION } from '../../config/host-parts.js';
 import type { ProviderDescriptor } from '../types.js';
+import { VERTEX_CLAUDE_MODEL } from './claude.js';
 
 /** Google's default token endpoint (a service account's usual `token_uri`). */
 export const GOOGLE_TOKEN_URI = 'https://oauth2.googleapis.com/token';
@@ -12,14 +13,16 @@ export const GOOGLE_TOKEN_URI = 'https://oauth2.googleapis.com/token';
 export const VERTEX_BASE_URL = 'https://{region}-aiplatform.googleapis.com';
 
 /**
- * Cloud provider C: Gemini on Vertex AI. Paths are below `/v1/projects/{p}/locations/{r}` for chat
+ * Cloud provider C: Gemini on Vertex AI, and Claude for the Messages front door. Paths are below `/v1/projects/{p}/locations/{r}` for chat
  * (`:generateContent`, `:streamGenerateContent?alt=sse`); the model list is the publisher's.
  */
 export const VERTEX_AI: ProviderDescriptor = {
   id: 'vertex-ai',
   aliases: ['vertex'],
   baseUrl: VERTEX_BASE_URL,
-  paths: { chat: ':generateContent', models: '/v1beta1/publishers/google/models' },
+  paths: { chat: ':generateContent', messages: ':rawPredict', models: '/v1beta1/publishers/google/models' },
+  // Messages requests are served as they are for Claude models (claude.ts); Gemini's go through chat.
+  nativeModels: { messages: VERTEX_CLAUDE_MODEL },
   auth: { header: 'authorization', scheme: 'Bearer' },
   fields: providerFields('api_key', 'custom_host', 'cloud_c'),
   framing: 'sse',

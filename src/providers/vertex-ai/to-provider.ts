@@ -6,6 +6,7 @@ import { withRegion } from '../hosts.js';
 import { VERTEX_AI, VERTEX_BASE_URL } from './descriptor.js';
 import { bad, type Json } from './gemini-messages.js';
 import { toGeminiRequest } from './gemini-request.js';
+import { toVertexClaude, VERTEX_CLAUDE_MODEL } from './claude.js';
 
 /** The default host of a region (global and the multi-regions have their own). */
 export function regionalBase(region: string): string {
@@ -39,10 +40,10 @@ function extraString(target: Target, field: string): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
-/** The OpenAI-shaped request → a Vertex request (the token, if any, is added by `prepare`). Pure. */
+/** The OpenAI-shaped request (or a Messages request for Claude, claude.ts) → a Vertex request (the token, if any, is added by `prepare`). Pure. */
 export function toVertex(req: ProviderRequest, target: Target, baseUrl: string): UpstreamRequest {
-  if (req.endpoint !== 'chat' && req.endpoint !== 'models') {
-    throw new GatewayError('unsupported_endpoint', `Provider vertex-ai does not serve ${req.endpoint} (only chat completions and models).`);
+  if (req.endpoint !== 'chat' && req.endpoint !== 'models' && req.endpoint !== 'messages') {
+    throw new GatewayError('unsupported_endpoint', `Provider vertex-ai does not serve ${req.endpoint} (only chat completions, Claude's messages and models).`);
   }
   const region = extraString(target, 'cloud_c_region');
   if (region === undefined) {
@@ -65,16 +66,26 @@ export function toVertex(req: ProviderRequest, target: Target, baseUrl: string):
   if (project === undefined) {
     throw new GatewayError('invalid_config', 'vertex-ai needs cloud_c_project_id (or a service account with project_id).', { param: 'cloud_c_project_id' });
   }
+  const base = `${prefix}/v1/projects/${encodeURIComponent(project)}/locations/${region}`;
+  headers['content-type'] = 'application/json';
+  if (req.stream) headers.accept = 'text/event-stream';
+  if (req.endpoint === 'messages') {
+    // Reached only for a Claude model (the descriptor's nativeModels), or when no bridge serves the rest.
+    if (!VERTEX_CLAUDE_MODEL.test(String(req.body?.model ?? ''))) {
+      throw new GatewayError('unsupported_endpoint', 'Provider vertex-ai serves /v1/messages itself for Claude models only.', { param: 'model' });
+    }
+    const claude = toVertexClaude(req);
+    if (claude.beta !== undefined) headers['anthropic-beta'] = claude.beta;
+    return { origin, method: 'POST', path: base + claude.path, headers, body: claude.body, stream: req.stream };
+  }
   const body = req.body!;
   const model = typeof body.model === 'string' ? body.model.replace(/^(?:google\/|publishers\/google\/models\/)/, '') : '';
   if (model === '') throw bad('model', 'model must name a Gemini model, e.g. gemini-2.5-flash.');
   const method = req.stream ? ':streamGenerateContent?alt=sse' : VERTEX_AI.paths.chat!;
-  headers['content-type'] = 'application/json';
-  if (req.stream) headers.accept = 'text/event-stream';
   return {
     origin,
     method: 'POST',
-    path: `${prefix}/v1/projects/${encodeURIComponent(project)}/locations/${region}/publishers/google/models/${encodeURIComponent(model)}${method}`,
+    path: `${base}/publishers/google/models/${encodeURIComponent(model)}${method}`,
     headers,
     body: JSON.stringify(toGeminiRequest(body)),
     stream: req.stream,
