@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { planCall } from '../../benchmarks/experiment/fault-plan.js';
 import { promptText, schedule } from '../../benchmarks/experiment/load.js';
 import { ConfigSchema } from '../../src/config/schema.js';
+import { codeBlocks } from '../docs/markdown.js';
 import { ExperimentFileError, parseExperiment, ProviderSchema } from '../../benchmarks/experiment/schema.js';
 
 const LEAST_LATENCY = { strategy: { mode: 'loadbalance', algorithm: 'least_latency' }, targets: [{ provider: 'openai', api_key: 'k' }] };
@@ -68,6 +69,16 @@ describe('experiment files', () => {
       expect(`${e.name}.yaml`).toBe(file);
     });
   }
+});
+
+describe('the experiment files the docs show', () => {
+  const blocks = ['README.md', 'docs/experiments.md'].flatMap((p) => codeBlocks(p)).filter((b) => b.lang === 'yaml' && b.notRun?.includes('experiment-schema.test.ts'));
+
+  it('are there', () => expect(blocks.length).toBeGreaterThanOrEqual(2));
+
+  it.each(blocks.map((b) => [`${b.page}:${b.line}`, b.code]))('%s is a valid experiment', (where, code) => {
+    expect(() => parseExperiment(code, where)).not.toThrow();
+  });
 });
 
 describe('the seeded schedule', () => {
