@@ -3,7 +3,7 @@
  * report (results.json, report.md, SVG charts). How to write one and read its report:
  * docs/experiments.md.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -20,6 +20,8 @@ export const USAGE = `Usage: npm run experiment -- <file.yaml> [options]   (or: 
 
 Runs the routing configs of an experiment file against its fake providers and load, interleaved,
 and writes results.json, report.md and SVG charts. docs/experiments.md describes the file and the report.
+
+  npm run experiment -- --render <dir>   (report.md and the charts again, from <dir>/results.json)
 
 Options:
   --out <dir>         where to write the report (default benchmarks/experiments/reports/<name>)
@@ -39,20 +41,21 @@ export interface ExperimentCli {
   gateway: 'dist' | 'source';
 }
 
-export function readExperimentCli(argv: string[]): { kind: 'help' } | { kind: 'error'; message: string } | { kind: 'run'; options: ExperimentCli } {
+export function readExperimentCli(argv: string[]): { kind: 'help' } | { kind: 'error'; message: string } | { kind: 'render'; dir: string } | { kind: 'run'; options: ExperimentCli } {
   let parsed;
   try {
     parsed = parseArgs({
       args: argv,
       strict: true,
       allowPositionals: true,
-      options: { help: { type: 'boolean', short: 'h' }, out: { type: 'string' }, reps: { type: 'string' }, duration: { type: 'string' }, 'no-build': { type: 'boolean' }, 'gateway-source': { type: 'boolean' } },
+      options: { help: { type: 'boolean', short: 'h' }, render: { type: 'string' }, out: { type: 'string' }, reps: { type: 'string' }, duration: { type: 'string' }, 'no-build': { type: 'boolean' }, 'gateway-source': { type: 'boolean' } },
     });
   } catch (e) {
     return { kind: 'error', message: (e as Error).message };
   }
   const { values, positionals } = parsed;
   if (values.help) return { kind: 'help' };
+  if (values.render !== undefined) return positionals.length ? { kind: 'error', message: '--render takes a report directory, not an experiment file' } : { kind: 'render', dir: values.render };
   if (positionals.length !== 1) return { kind: 'error', message: 'give one experiment file' };
   const reps = values.reps === undefined ? undefined : Number(values.reps);
   if (reps !== undefined && (!Number.isInteger(reps) || reps < 1)) return { kind: 'error', message: '--reps must be a positive integer' };
@@ -118,6 +121,10 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   const cli = readExperimentCli(argv);
   const err = (s: string): void => void process.stderr.write(s);
   if (cli.kind === 'help') process.stdout.write(USAGE);
+  else if (cli.kind === 'render') {
+    const { charts: _, ...results } = JSON.parse(readFileSync(path.join(cli.dir, 'results.json'), 'utf8')) as Results;
+    void writeReport(cli.dir, results).then(() => process.stdout.write(`${path.join(cli.dir, 'report.md')}\n`));
+  }
   else if (cli.kind === 'error') {
     err(`experiment: ${cli.message}\n\n${USAGE}`);
     process.exitCode = 2;

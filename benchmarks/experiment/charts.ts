@@ -16,7 +16,7 @@ export async function toSvg(spec: TopLevelSpec): Promise<string> {
 }
 
 const WIDTH = 560;
-const base = { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', background: 'white', config: { font: 'sans-serif' } } as const;
+const base = { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', background: 'white', config: { font: 'sans-serif', legend: { labelLimit: 320 } } } as const;
 
 /** The latency CDF of successful requests per config (every repetition), on a log scale. */
 export function cdfSpec(runs: readonly RunResult[], configs: readonly string[]): TopLevelSpec {

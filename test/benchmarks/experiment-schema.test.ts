@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readExperimentCli } from '../../benchmarks/experiment.js';
 import { planCall } from '../../benchmarks/experiment/fault-plan.js';
 import { promptText, schedule } from '../../benchmarks/experiment/load.js';
 import { ConfigSchema } from '../../src/config/schema.js';
@@ -78,6 +79,21 @@ describe('the experiment files the docs show', () => {
 
   it.each(blocks.map((b) => [`${b.page}:${b.line}`, b.code]))('%s is a valid experiment', (where, code) => {
     expect(() => parseExperiment(code, where)).not.toThrow();
+  });
+});
+
+describe('the command line', () => {
+  it('reads a file and its options; --gateway-source never builds', () => {
+    expect(readExperimentCli(['x.yaml'])).toEqual({ kind: 'run', options: { file: 'x.yaml', out: undefined, reps: undefined, durationS: undefined, build: true, gateway: 'dist' } });
+    expect(readExperimentCli(['x.yaml', '--reps', '2', '--duration', '5', '--out', 'o', '--gateway-source'])).toMatchObject({ kind: 'run', options: { reps: 2, durationS: 5, out: 'o', build: false, gateway: 'source' } });
+    expect(readExperimentCli(['--render', 'dir'])).toEqual({ kind: 'render', dir: 'dir' });
+  });
+
+  it('refuses what it cannot run', () => {
+    expect(readExperimentCli([])).toEqual({ kind: 'error', message: 'give one experiment file' });
+    expect(readExperimentCli(['x.yaml', '--reps', '0'])).toMatchObject({ kind: 'error' });
+    expect(readExperimentCli(['x.yaml', '--duration', 'soon'])).toMatchObject({ kind: 'error' });
+    expect(readExperimentCli(['x.yaml', '--fast'])).toMatchObject({ kind: 'error', message: expect.stringContaining('--fast') });
   });
 });
 
