@@ -49,7 +49,7 @@ beforeAll(async () => {
     results = JSON.parse(readFileSync(path.join(tmp, 'out', 'results.json'), 'utf8')) as Results;
     report = readFileSync(path.join(tmp, 'out', 'report.md'), 'utf8');
   }
-}, 180_000);
+}, 300_000);
 
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
