@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readExperimentCli } from '../../benchmarks/experiment.js';
+import { targetName } from '../../benchmarks/experiment/runner.js';
 import { planCall } from '../../benchmarks/experiment/fault-plan.js';
 import { promptText, schedule } from '../../benchmarks/experiment/load.js';
 import { ConfigSchema } from '../../src/config/schema.js';
@@ -127,5 +128,16 @@ describe('the seeded schedule', () => {
     expect(planCall(1, 'p', spec, 'r1', 0, 3.5)).toEqual({ kind: 'reset' });
     const slow = planCall(1, 'p', spec, 'r1', 0, 5.5);
     expect(calm.kind === 'answer' && slow.kind === 'answer' && slow.latencyMs / calm.latencyMs).toBeCloseTo(10, 6);
+  });
+});
+
+describe('targetName', () => {
+  it('names the target that answered by its name in the config, else keeps the path', () => {
+    const config = { strategy: { mode: 'fallback' }, targets: [{ name: 'a' }, { strategy: { mode: 'race' }, targets: [{ name: 'x' }, {}] }] };
+    expect(targetName(config, 'config.targets[0]')).toBe('a');
+    expect(targetName(config, 'config.targets[1].targets[0]')).toBe('x');
+    expect(targetName(config, 'config.targets[1].targets[1]')).toBe('config.targets[1].targets[1]');
+    expect(targetName({ name: 'solo' }, 'config')).toBe('solo');
+    expect(targetName(config, null)).toBeNull();
   });
 });
