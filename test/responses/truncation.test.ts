@@ -72,7 +72,7 @@ describe('truncation disabled (the default): at the edge of the window', () => {
     expect(fake.requests).toHaveLength(0);
   });
 
-  it("an OpenAI model is counted by its tokenizer, on OpenAI's own Responses API too", async () => {
+  it("an OpenAI model is counted by its tokenizer, on OpenAI's own Responses API too (the bootstrap file's window over the table's)", async () => {
     const input = 'Tokenizers split words like internationalisation and numbers like 1234567 differently. '.repeat(5);
     const tokens = 4 + countTokens(input);
     const under = await sdk('openai').responses.create({ model: 'gpt-4o-mini', input, max_output_tokens: 1000 - tokens });
@@ -81,6 +81,14 @@ describe('truncation disabled (the default): at the edge of the window', () => {
     expect(up!.path).toBe('/v1/responses');
     fake.reset();
     const { status, error } = await refused(sdk('openai').responses.create({ model: 'gpt-4o-mini', input, max_output_tokens: 1000 - tokens + 1 }));
+    expect(status).toBe(400);
+    expect(error.code).toBe('context_length_exceeded');
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('a stream is refused the same, before it starts', async () => {
+    const stream = sdk('openai-compatible').responses.stream({ model: 'edge-model', input: text(102) });
+    const { status, error } = await refused(stream.finalResponse());
     expect(status).toBe(400);
     expect(error.code).toBe('context_length_exceeded');
     expect(fake.requests).toHaveLength(0);
