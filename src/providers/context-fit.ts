@@ -16,7 +16,7 @@
  */
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ContextWindows } from '../pricing/context-windows.js';
-import { counterFor, fixedTokens, itemTokens, utf8Bytes, type Counter } from '../pricing/input-tokens.js';
+import { counterFor, encodingFor, fixedTokens, itemTokens, utf8Bytes, type Counter } from '../pricing/input-tokens.js';
 import { truncateItems } from './truncation.js';
 
 type Obj = Record<string, unknown>;
@@ -40,6 +40,37 @@ function countItems(items: readonly unknown[], count: Counter): { costs: number[
   return { costs, total };
 }
 
+/** A request's count by one way of counting (an encoding, or the estimate). */
+interface Counted {
+  kind: string;
+  /** What the fixed part was counted from (a target's override_params may change it). */
+  of: readonly unknown[];
+  fixed: number;
+  costs: number[];
+  total: number;
+}
+
+/**
+ * Counts kept on the input array they were made from: a retry, or the next target of a fallback
+ * counted the same way, does not tokenize the input again.
+ */
+const counted = new WeakMap<object, Counted[]>();
+
+function countRequest(body: Obj, items: readonly unknown[], model: string): Counted {
+  const kind = encodingFor(model) ?? 'estimate';
+  const of = [body.instructions, body.tools, body.text];
+  const holder = Array.isArray(body.input) ? (body.input as object) : undefined;
+  const kept = holder && counted.get(holder);
+  const hit = kept?.find((c) => c.kind === kind && c.of.every((v, i) => v === of[i]));
+  if (hit) return hit;
+  const count = counterFor(model);
+  // items first: the tokenizer's bounded reading goes to the newest items, which truncation keeps
+  const { costs, total } = countItems(items, count);
+  const c: Counted = { kind, of, fixed: fixedTokens(body, count), costs, total };
+  if (holder) counted.set(holder, [...(kept ?? []), c]);
+  return c;
+}
+
 function tooLong(message: string): GatewayError {
   return new GatewayError('context_length_exceeded', `input: ${message}`, { param: 'input' });
 }
@@ -56,9 +87,7 @@ export function fitContext(body: Obj, windows: ContextWindows): Fitted | undefin
   const budget = window - reserved;
   const items = itemsOf(body.input);
   if (fixedTokens(body, utf8Bytes) + countItems(items, utf8Bytes).total <= budget) return undefined;
-  const count = counterFor(body.model);
-  const fixed = fixedTokens(body, count);
-  const { costs, total } = countItems(items, count);
+  const { fixed, costs, total } = countRequest(body, items, body.model);
   if (fixed + total <= budget) return undefined;
   const what = `model ${body.model} has a context window of ${window} tokens`;
   const less = reserved > 0 ? `, of which max_output_tokens keeps ${reserved} for the answer` : '';

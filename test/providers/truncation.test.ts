@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { truncateItems, unitStarts } from '../../src/providers/truncation.js';
+import { fitContext } from '../../src/providers/context-fit.js';
+import { ContextWindows } from '../../src/pricing/context-windows.js';
+import { GatewayError } from '../../src/errors/gateway-error.js';
 
 const msg = (role: string, text: string) => ({ type: 'message', role, content: text });
 const call = (id: string) => ({ type: 'function_call', call_id: id, name: 'f', arguments: '{}' });
@@ -47,5 +50,35 @@ describe('truncateItems (truncation: "auto")', () => {
     expect(truncateItems(items, [20, 1, 15], 30)).toBeUndefined();
     expect(truncateItems([call('c'), output('c')], [10, 10], 15)).toBeUndefined();
     expect(truncateItems([], [], 10)).toBeUndefined();
+  });
+});
+
+describe('fitContext', () => {
+  const windows = new ContextWindows({ tiny: 30 });
+  const input = [msg('system', 'abcd'), msg('user', 'a'.repeat(40)), msg('user', 'b'.repeat(40))]; // 5, 14, 14
+
+  it('fits: undefined, the body untouched; a model without a window is not checked', () => {
+    expect(fitContext({ model: 'tiny', input: input.slice(0, 2) }, windows)).toBeUndefined();
+    expect(fitContext({ model: 'no-such-model', input: 'x'.repeat(1_000_000) }, windows)).toBeUndefined();
+  });
+
+  it('disabled: a 400 context_length_exceeded naming input; max_output_tokens is kept for the answer', () => {
+    expect(fitContext({ model: 'tiny', input: input.slice(1), max_output_tokens: 2 }, windows)).toBeUndefined();
+    const e = (() => {
+      try {
+        fitContext({ model: 'tiny', input: input.slice(1), max_output_tokens: 3 }, windows);
+      } catch (err) {
+        return err as GatewayError;
+      }
+    })();
+    expect(e).toBeInstanceOf(GatewayError);
+    expect(e).toMatchObject({ code: 'context_length_exceeded', param: 'input', status: 400 });
+    expect(e!.message).toMatch(/about 28 tokens; model tiny has a context window of 30 tokens, of which max_output_tokens keeps 3/);
+  });
+
+  it('auto: the middle goes, said as items before and after; a string input cannot be truncated', () => {
+    const r = fitContext({ model: 'tiny', input, truncation: 'auto', instructions: 'abcd' }, windows);
+    expect(r).toEqual({ body: { model: 'tiny', input: [input[0], input[2]], truncation: 'auto', instructions: 'abcd' }, said: 'input=3->2' });
+    expect(() => fitContext({ model: 'tiny', input: 'a'.repeat(200), truncation: 'auto' }, windows)).toThrow(/shorten it/);
   });
 });
