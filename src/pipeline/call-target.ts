@@ -68,8 +68,8 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
       said = joinSaid(fitted?.said, mapped?.said);
       upstream = provider.toProvider(req, node.target, deps.registry.baseUrl(provider, node.target));
     } catch (e) {
-      // Refused in translation (or by the context window): the provider was never asked, so it is no attempt and no failure of
-      // this target (a fallback or loadbalance passes it over).
+      // Refused in translation (or by the model's context window): the provider was never asked, so
+      // it is no attempt and no failure of this target (a fallback or loadbalance passes it over).
       throw refusedBy(e, provider.descriptor.id, node.path);
     }
     ctx.outcome.attempts++;
