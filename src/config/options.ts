@@ -5,7 +5,7 @@ import { formatPath } from './issues.js';
 export const OPTION_TABLE = [
   { flag: 'port', env: 'PORT', help: 'port to listen on', def: '8787' },
   { flag: 'host', env: 'HOST', help: 'address to bind (0.0.0.0 for every interface)', def: '127.0.0.1' },
-  { flag: 'bootstrap', env: 'GATEWAY_BOOTSTRAP', help: 'YAML file declaring gateway keys, virtual keys, provider base URLs, usage limits, prompts, prices and the semantic cache\'s embeddings; read at start' },
+  { flag: 'bootstrap', env: 'GATEWAY_BOOTSTRAP', help: 'YAML file declaring gateway keys, virtual keys, provider base URLs, usage limits, prompts, prices, context windows and the semantic cache\'s embeddings; read at start' },
   { flag: 'pipelines', env: 'GATEWAY_PIPELINES_DIR', help: 'directory of saved configs (<id>.json)', def: 'pipelines' },
   { flag: 'api-keys', env: 'GATEWAY_API_KEYS', help: 'comma list of gateway keys (x-gateway-api-key)' },
   { flag: 'trusted-hosts', env: 'GATEWAY_TRUSTED_HOSTS', help: 'hosts/CIDRs any outbound call may reach inside private networks (custom_host, provider base URLs, token, webhook, JWKS and log URLs)' },

@@ -2,6 +2,8 @@ import { defer, switchMap, type Observable } from 'rxjs';
 import type { TargetNode } from '../plan/types.js';
 import type { Endpoint, ProviderRequest, UpstreamRequest } from '../providers/types.js';
 import { mapRanges } from '../providers/ranges.js';
+import { fitContext } from '../providers/context-fit.js';
+import { ContextWindows } from '../pricing/context-windows.js';
 import { refusedBy } from '../errors/cannot-serve.js';
 import type { TargetLabels } from '../metrics/telemetry.js';
 import { callUpstream, type ErrorMapper } from '../upstream/call.js';
@@ -26,6 +28,11 @@ export function requestFor(node: TargetNode, ctx: RequestContext): ProviderReque
   return req;
 }
 
+/** The windows when the pipeline was built without its own (tests, benchmarks). */
+const SHIPPED_WINDOWS = new ContextWindows();
+
+const joinSaid = (a: string | undefined, b: string | undefined): string | undefined => (a === undefined ? b : b === undefined ? a : `${a},${b}`);
+
 /** The secret strings of a target (its key, its secret cloud fields), once per plan node. */
 const secretsOf = memoByObject((node: TargetNode): string[] => secretValues({ ...node.target.extra, api_key: node.target.api_key }));
 
@@ -49,20 +56,25 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
   return defer(() => {
     let req = requestFor(node, ctx);
     const provider = deps.registry.serving(deps.registry.get(node.target.provider), req.endpoint, req.body?.model);
-    const ranges = provider.descriptor.ranges;
-    const mapped = ranges && req.body ? mapRanges(ranges, req.body) : undefined;
-    if (mapped) req = { ...req, body: mapped.body };
     let upstream: UpstreamRequest;
+    let said: string | undefined;
     try {
+      // The Responses API's truncation rule, by the model this target sends: before ranges and translation.
+      const fitted = req.endpoint === 'responses' && req.body ? fitContext(req.body, deps.contextWindows ?? SHIPPED_WINDOWS) : undefined;
+      if (fitted) req = { ...req, body: fitted.body };
+      const ranges = provider.descriptor.ranges;
+      const mapped = ranges && req.body ? mapRanges(ranges, req.body) : undefined;
+      if (mapped) req = { ...req, body: mapped.body };
+      said = joinSaid(fitted?.said, mapped?.said);
       upstream = provider.toProvider(req, node.target, deps.registry.baseUrl(provider, node.target));
     } catch (e) {
-      // Refused in translation: the provider was never asked, so it is no attempt and no failure of
-      // this target (a fallback or loadbalance passes it over).
+      // Refused in translation (or by the model's context window): the provider was never asked, so
+      // it is no attempt and no failure of this target (a fallback or loadbalance passes it over).
       throw refusedBy(e, provider.descriptor.id, node.path);
     }
     ctx.outcome.attempts++;
     const meta: AnswerMeta = { provider: provider.descriptor.id, target: node.path, retries: retryNumber++ };
-    if (mapped) meta.paramsMapped = mapped.said;
+    if (said !== undefined) meta.paramsMapped = said;
     const secrets = secretsOf(node);
     // A provider may echo a credential in its error message: it never reaches the client or the log.
     const mapError: ErrorMapper = (status, text, headers) =>

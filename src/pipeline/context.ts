@@ -6,6 +6,7 @@ import type { CacheStore } from '../state/cache-store.js';
 import type { VectorIndex } from '../state/vector-index.js';
 import type { GatewayEvent } from '../upstream/events.js';
 import type { Telemetry } from '../metrics/telemetry.js';
+import type { ContextWindows } from '../pricing/context-windows.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { ProviderRequest } from '../providers/types.js';
 import type { BreakerStore } from '../state/breaker-store.js';
@@ -45,6 +46,8 @@ export interface PipelineDeps {
   now: () => number;
   random: () => number;
   scheduler?: SchedulerLike;
+  /** The models' context windows (the Responses API's truncation rule); absent: the shipped table. */
+  contextWindows?: ContextWindows;
   /** For providers whose `prepare` step fetches a token; absent until one needs it. */
   fetch?: typeof fetch;
 }
