@@ -98,8 +98,18 @@ export function messagesJsonToChunks(body: Json): Json[] {
   return events;
 }
 
-/** The SSE event name of a Messages stream chunk: its data's `type`; undefined when it has none. */
+const TYPE_FIRST = '{"type":"';
+
+/**
+ * The SSE event name of a Messages stream chunk: its data's `type`; undefined when it has none.
+ * Anthropic writes `type` first, so a replay reads it without parsing the event.
+ */
 export function messagesEventName(data: string): string | undefined {
+  if (data.startsWith(TYPE_FIRST)) {
+    const end = data.indexOf('"', TYPE_FIRST.length);
+    const name = data.slice(TYPE_FIRST.length, end);
+    if (end > 0 && /^[a-z_]+$/.test(name)) return name;
+  }
   try {
     const t = (JSON.parse(data) as Json | null)?.type;
     return typeof t === 'string' ? t : undefined;

@@ -52,6 +52,8 @@ describe('Messages answers assembled for the cache and output checks', () => {
 
   it('an event’s SSE name is its data’s type', () => {
     expect(messagesEventName('{"type":"ping"}')).toBe('ping');
+    expect(messagesEventName('{"index":0,"type":"content_block_stop"}')).toBe('content_block_stop');
+    expect(messagesEventName('{"type":"a\\"b"}')).toBe('a"b');
     expect(messagesEventName('not json')).toBeUndefined();
     expect(messagesEventName('[1]')).toBeUndefined();
   });

@@ -97,8 +97,8 @@ describe('Anthropic’s response headers on the Messages door', () => {
   it('request-id and anthropic-ratelimit-* reach the client, JSON and streams', async () => {
     const limits = { 'anthropic-ratelimit-requests-remaining': '49', 'anthropic-ratelimit-tokens-reset': '2030-01-01T00:00:00Z' };
     door.fake.enqueue('/v1/messages', { json: ANSWER, headers: limits });
-    const { data, response } = await client({}).messages.create(ask('headers')).withResponse();
-    expect(data._request_id).toBe('req_fake');
+    const { response, request_id } = await client({}).messages.create(ask('headers')).withResponse();
+    expect(request_id).toBe('req_fake');
     expect(response.headers.get('anthropic-ratelimit-requests-remaining')).toBe('49');
     expect(response.headers.get('anthropic-ratelimit-tokens-reset')).toBe('2030-01-01T00:00:00Z');
     door.fake.enqueue('/v1/messages', { frames: FRAMES, headers: limits });
