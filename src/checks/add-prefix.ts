@@ -38,8 +38,8 @@ function prefixedSystem(body: Json, p: Params): { body: Json } | { reason: strin
 
 /**
  * Mutator (request only): a Messages request with `applyToRole` system or developer — the prefix goes
- * into its top-level `system`; chat (and a Messages request's turns) — prepends `prefix` to the first message of `applyToRole`, or inserts
- * a new message (a system or developer message goes first, others last) when there is none, or when
+ * into its top-level `system`; chat (and a Messages request's turns) — prepends `prefix` to the first
+ * message of `applyToRole`, or inserts a new message (a system or developer message goes first, others last) when there is none, or when
  * `addToExisting` is false (then just before the first one); completions — prepends it to each
  * prompt. Embeddings and Responses API bodies are left alone (`data.skipped`). Always passes.
  */

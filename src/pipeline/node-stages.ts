@@ -32,14 +32,19 @@ const CACHEABLE: ReadonlySet<Endpoint> = new Set<Endpoint>(['chat', 'completions
 /** Request headers that change a Messages answer (beta features), kept in its cache key. */
 const ANSWER_HEADERS: Partial<Record<Endpoint, readonly string[]>> = { messages: ['anthropic-beta'] };
 
-/** The values of the request's headers that change its answer, in the cache key's form (undefined when none). */
+/**
+ * The values of the request's headers that change its answer, in the cache key's form: each a list of
+ * flags, trimmed and sorted (their order and spacing change nothing); undefined when the endpoint has none.
+ */
 function answerHeaders(endpoint: Endpoint, headers: Record<string, string | string[] | undefined>): Record<string, string> | undefined {
   const names = ANSWER_HEADERS[endpoint];
   if (!names) return undefined;
   const out: Record<string, string> = {};
   for (const name of names) {
     const v = headers[name];
-    if (v !== undefined) out[name] = Array.isArray(v) ? v.join(',') : v;
+    if (v === undefined) continue;
+    const flags = (Array.isArray(v) ? v.join(',') : v).split(',').map((f) => f.trim()).filter((f) => f !== '');
+    out[name] = flags.sort().join(',');
   }
   return out;
 }

@@ -93,12 +93,13 @@ describe('the cache on /v1/messages', () => {
     expect(data).toEqual(RICH);
   });
 
-  it('the key is the canonical request: key order and `stream` do not matter, the body and anthropic-beta do', async () => {
+  it('the key is the canonical request: key order, `stream` and the beta flags’ order do not matter; the body and the beta flags do', async () => {
     const a = await post(`${door.gw.url}/v1/messages`, raw(), { model: 'claude-sonnet-4-5', max_tokens: 256, messages: [{ role: 'user', content: 'keyed' }] });
     const b = await post(`${door.gw.url}/v1/messages`, raw(), { messages: [{ content: 'keyed', role: 'user' }], max_tokens: 256, model: 'claude-sonnet-4-5', stream: false });
     const c = await post(`${door.gw.url}/v1/messages`, raw(), { model: 'claude-sonnet-4-5', max_tokens: 257, messages: [{ role: 'user', content: 'keyed' }] });
-    const d = await post(`${door.gw.url}/v1/messages`, raw({ 'anthropic-beta': 'interleaved-thinking-2025-05-14' }), ask('keyed'));
-    expect([a.cacheStatus, b.cacheStatus, c.cacheStatus, d.cacheStatus]).toEqual(['MISS', 'HIT', 'MISS', 'MISS']);
+    const d = await post(`${door.gw.url}/v1/messages`, raw({ 'anthropic-beta': 'interleaved-thinking-2025-05-14,context-1m-2025-08-07' }), ask('keyed'));
+    const e = await post(`${door.gw.url}/v1/messages`, raw({ 'anthropic-beta': 'context-1m-2025-08-07, interleaved-thinking-2025-05-14' }), ask('keyed'));
+    expect([a.cacheStatus, b.cacheStatus, c.cacheStatus, d.cacheStatus, e.cacheStatus]).toEqual(['MISS', 'HIT', 'MISS', 'MISS', 'HIT']);
     expect(door.fake.requests).toHaveLength(3);
   });
 
