@@ -1,0 +1,110 @@
+/**
+ * Every dashboard on live data: a Prometheus server of the test's own (Debian's `prometheus`)
+ * scrapes a gateway every second while mixed load with faults runs through it (test/grafana/_load.ts:
+ * fallbacks, retries on 429s, timeouts, an open circuit, slow and cut streams, cache and semantic hits,
+ * guardrail passes, failures and denials, usage-limit alerts and refusals, Redis stopped for a
+ * moment); then every target of every panel of every dashboard in grafana/dashboards/ runs against
+ * that Prometheus with Grafana's variables filled in, once with "All" selected and once with real
+ * values, and must return data. A panel ending in `or vector(0)` is run on its real series.
+ *
+ * Skipped, saying why, only when no `prometheus` binary is installed (`.ci/run` installs it).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../cache-http/_http.js';
+import { startLiveStack, type LiveStack } from './_load.js';
+import { fill, labelVariables, panelQueries, regexOf, withoutVectorZero } from './_panels.js';
+import { binary, labelValues, queryRange, startPrometheus, type RunningPrometheus, shown } from './_prometheus.js';
+
+const JOB = 'sluice-live';
+/** Grafana's `$__rate_interval` is at least four scrape intervals; scrapes here are 1 s apart. */
+const RATE_INTERVAL = '5s';
+/** How long the load runs: several rate windows, Redis stopped for a moment in the middle. */
+const LOAD_MS = 16_000;
+const REDIS_PAUSE = { at: 5_000, ms: 2_500 };
+
+const PROMETHEUS = binary('prometheus');
+if (!PROMETHEUS) {
+  console.warn('live dashboard test skipped: no `prometheus` binary on PATH (apt-get install -y prometheus; .ci/run installs it)');
+}
+
+describe.skipIf(!PROMETHEUS)('every dashboard panel against a live Prometheus', () => {
+  let dir: string;
+  let stack: LiveStack | undefined;
+  let prom: RunningPrometheus | undefined;
+  let start = 0;
+  let end = 0;
+
+  /**
+   * Runs every panel query with `values` for the dashboards' variables; names those that show
+   * nothing: no finite value (no series, or only NaN), or only zeros (a flat line where the load made
+   * something happen).
+   */
+  async function emptyPanels(values: Record<string, string>): Promise<string[]> {
+    const empty: string[] = [];
+    for (const { where, expr } of panelQueries()) {
+      const filled = fill(withoutVectorZero(expr), values, Math.ceil(end - start), RATE_INTERVAL);
+      const shows = shown(await queryRange(prom!.url, filled, start, end));
+      if (shows !== 'data') empty.push(`${where} (${shows}): ${filled}`);
+    }
+    return empty;
+  }
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sluice-prom-'));
+    stack = await startLiveStack();
+    prom = await startPrometheus(PROMETHEUS!, dir, JOB, new URL(stack.gw.url).host);
+    const scraped = async (): Promise<number | false> => {
+      const up = await queryRange(prom!.url, `timestamp(up{job="${JOB}"} == 1)`, Date.now() / 1000 - 2, Date.now() / 1000);
+      return up[0]?.values.at(-1) ? Number(up[0].values.at(-1)![1]) : false;
+    };
+    await until('a first scrape of the gateway', scraped, 15_000, 200);
+    start = Date.now() / 1000;
+    await stack.drive(LOAD_MS, 4, REDIS_PAUSE);
+    // Two more scrapes after the load, so its last increments are in Prometheus.
+    const after = Date.now() / 1000 + 1;
+    await until('the scrapes after the load', async () => ((await scraped()) || 0) > after, 10_000, 200);
+    end = Date.now() / 1000;
+  }, 60_000);
+
+  afterAll(async () => {
+    await prom?.stop();
+    await stack?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }, 20_000);
+
+  it('drove the load the panels show: successes, fallbacks, cache and semantic hits, 246s, 446s, alerts then 412s', () => {
+    const t = stack!.tally;
+    const seen = (scenario: string, key: string) => expect(t[scenario]?.[key] ?? 0, `${scenario} ${key} in ${JSON.stringify(t)}`).toBeGreaterThan(0);
+    seen('healthy', '200');
+    seen('stream', '200');
+    seen('fallback', '200');
+    seen('slowStream', '200');
+    seen('cache', '200 HIT');
+    seen('cache', '200 SEMANTIC_HIT');
+    seen('guardrails', '200');
+    seen('guardrails', '246');
+    seen('guardrails', '446');
+    seen('limits', '200');
+    seen('limits', '412');
+  });
+
+  it('lists values for every dashboard variable', async () => {
+    for (const v of labelVariables()) {
+      expect(await labelValues(prom!.url, v.metric, v.label, start, end), `${v.where}: label_values(${v.metric}, ${v.label})`).not.toEqual([]);
+    }
+  });
+
+  it('has data on every panel with "All" selected', async () => {
+    expect(await emptyPanels({ DS_PROMETHEUS: '', job: '.*', target: '.*', endpoint: '.*' }), 'panels showing nothing').toEqual([]);
+  }, 30_000);
+
+  it('has data on every panel with real values selected (the job, every target, the chat endpoint)', async () => {
+    const targets = await labelValues(prom!.url, 'sluice_target_requests_total', 'target', start, end);
+    expect(targets.length).toBeGreaterThan(3);
+    const values = { DS_PROMETHEUS: '', job: regexOf([JOB]), target: regexOf(targets), endpoint: regexOf(['chat']) };
+    expect(await emptyPanels(values), `panels showing nothing for ${JSON.stringify(values)}`).toEqual([]);
+  }, 30_000);
+});
