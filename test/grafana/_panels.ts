@@ -1,12 +1,20 @@
 /**
- * Every panel query of every dashboard in grafana/dashboards/, and Grafana's variables filled in as
- * Grafana sends them to Prometheus (not a test file itself).
+ * Every panel query of every dashboard in grafana/dashboards/, Grafana's variables filled in as
+ * Grafana sends them to Prometheus, and the alerting rules of grafana/alerts/ (not a test file itself).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
 
-export const DASHBOARDS_DIR = join(fileURLToPath(new URL('../..', import.meta.url)), 'grafana', 'dashboards');
+const GRAFANA = join(fileURLToPath(new URL('../..', import.meta.url)), 'grafana');
+export const DASHBOARDS_DIR = join(GRAFANA, 'dashboards');
+
+/** The alerting rules of grafana/alerts/sluice-rules.yml. */
+export function alertRules(): { alert: string; expr: string }[] {
+  const doc = parseYaml(readFileSync(join(GRAFANA, 'alerts', 'sluice-rules.yml'), 'utf8')) as { groups: { rules: { alert: string; expr: string }[] }[] };
+  return doc.groups.flatMap((g) => g.rules);
+}
 
 interface Panel {
   id: number;

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../cache-http/_http.js';
 import { startLiveStack, type LiveStack } from './_load.js';
-import { fill, labelVariables, panelQueries, regexOf, withoutVectorZero } from './_panels.js';
+import { alertRules, fill, labelVariables, panelQueries, regexOf, withoutVectorZero } from './_panels.js';
 import { binary, labelValues, queryRange, startPrometheus, type RunningPrometheus, shown } from './_prometheus.js';
 
 const JOB = 'sluice-live';
@@ -97,6 +97,15 @@ describe.skipIf(!PROMETHEUS)('every dashboard panel against a live Prometheus', 
     }
   });
 
+  it('meets the conditions of the alert rules its faults should trip, on the series the gateway really exports', async () => {
+    const quiet = ['SluiceDown', 'SluiceGatewayOverheadHigh'];
+    const unmet: string[] = [];
+    for (const rule of alertRules().filter((r) => !quiet.includes(r.alert))) {
+      if (shown(await queryRange(prom!.url, rule.expr, end - 1, end)) === 'no data') unmet.push(`${rule.alert}: ${rule.expr}`);
+    }
+    expect(unmet, 'alert conditions with no series').toEqual([]);
+  });
+
   it('has data on every panel with "All" selected', async () => {
     expect(await emptyPanels({ DS_PROMETHEUS: '', job: '.*', target: '.*', endpoint: '.*' }), 'panels showing nothing').toEqual([]);
   }, 30_000);
@@ -107,4 +116,20 @@ describe.skipIf(!PROMETHEUS)('every dashboard panel against a live Prometheus', 
     const values = { DS_PROMETHEUS: '', job: regexOf([JOB]), target: regexOf(targets), endpoint: regexOf(['chat']) };
     expect(await emptyPanels(values), `panels showing nothing for ${JSON.stringify(values)}`).toEqual([]);
   }, 30_000);
+});
+
+describe('panel queries as Grafana sends them', () => {
+  it('runs a panel ending in `or vector(0)` on its real series, also inside a ratio', () => {
+    expect(withoutVectorZero('count(x == 1) or vector(0)')).toBe('count(x == 1)');
+    expect(withoutVectorZero('(sum(rate(a[1m])) or vector(0)) / sum(rate(b[1m]))')).toBe('(sum(rate(a[1m]))) / sum(rate(b[1m]))');
+    expect(withoutVectorZero('sum(a) or 0 * sum(b)')).toBe('sum(a) or 0 * sum(b)');
+  });
+
+  it('fills the variables, escaping real values as a regex alternation, and refuses one it does not know', () => {
+    expect(regexOf(['a', 'config.targets[1]'])).toBe('(a|config\\\\.targets\\\\[1\\\\])');
+    expect(fill('rate(x{job=~"$job", t=~"${target}"}[$__rate_interval]) * $__range_s', { job: 'j', target: '.*' }, 30, '5s')).toBe(
+      'rate(x{job=~"j", t=~".*"}[5s]) * 30',
+    );
+    expect(() => fill('x{a=~"$model"}', { job: 'j' }, 30, '5s')).toThrow(/\$model/);
+  });
 });
