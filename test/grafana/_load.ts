@@ -5,8 +5,9 @@
  *
  * - streams and plain answers from a healthy target (TTFT, tokens, cost);
  * - a fallback over a target behind a circuit breaker that starts answering 500 a few seconds in (its
- *   circuit opens and stays open), one answering 429 with a retry, and one too slow for its `request_timeout`, to the healthy one;
- * - slow streams, and streams cut mid-way (transport errors);
+ *   circuit opens and stays open), one answering 429 with a retry, and one too slow for its
+ *   `request_timeout`, to the healthy one;
+ * - a target that always answers 502 (the client gets it), slow streams, and streams cut mid-way;
  * - simple-cache HITs and semantic SEMANTIC_HITs;
  * - input guardrails passing, failing without deny (246) and denying (446);
  * - a usage-limit policy per user (a gateway key in a workspace) that alerts, then refuses (412);
@@ -42,10 +43,12 @@ interface Fakes {
   slow: FakeOpenAI;
   cutting: FakeOpenAI;
   metered: FakeOpenAI;
+  broken: FakeOpenAI;
 }
 
 async function startFakes(): Promise<Fakes> {
-  const [healthy, failing, throttled, slow, cutting, metered] = await Promise.all(Array.from({ length: 6 }, () => FakeOpenAI.start()));
+  const [healthy, failing, throttled, slow, cutting, metered, broken] = await Promise.all(Array.from({ length: 7 }, () => FakeOpenAI.start()));
+  broken!.setDefault('/v1/chat/completions', openAIError(502, 'bad gateway'));
   throttled!.setDefault('/v1/chat/completions', openAIError(429, 'slow down'));
   // Too slow for a 150 ms request_timeout when asked for a whole answer; a paced stream otherwise.
   slow!.setDefault('/v1/chat/completions', (req) =>
@@ -53,7 +56,7 @@ async function startFakes(): Promise<Fakes> {
   );
   cutting!.setDefault('/v1/chat/completions', { stream: { frames: sseFrames(chatChunks(['cut ', 'here ', 'never'], { model: 'gpt-4o-mini' })), cutAfter: 1 } });
   metered!.setDefault('/v1/chat/completions', chatWithUsage({ prompt_tokens: 5, completion_tokens: 15 }));
-  return { healthy: healthy!, failing: failing!, throttled: throttled!, slow: slow!, cutting: cutting!, metered: metered! };
+  return { healthy: healthy!, failing: failing!, throttled: throttled!, slow: slow!, cutting: cutting!, metered: metered!, broken: broken! };
 }
 
 type Scenario = (gw: TestGateway, f: Fakes) => Promise<Answer[]>;
@@ -85,6 +88,7 @@ const SCENARIOS: Record<string, Scenario> = {
     };
     return [await send(gw, config, chat(`fall back ${randomUUID()}`))];
   },
+  broken: async (gw, f) => [await send(gw, target(f.broken, { name: 'broken' }), chat('this fails'))],
   slowStream: async (gw, f) => [await send(gw, target(f.slow, { name: 'slow' }), chat('pace it', { stream: true }))],
   cutStream: async (gw, f) => [await send(gw, target(f.cutting, { name: 'cutting' }), chat('cut it', { stream: true }))],
   cache: async (gw, f) => {
@@ -122,7 +126,7 @@ export interface LiveStack {
   redis: RedisServer;
   /** Status (and cache status) counts per scenario: `{ cache: { '200 HIT': 3, ... } }`. */
   tally: Record<string, Record<string, number>>;
-  /** Runs `workers` loops over every scenario for `ms`, with Redis stopped from `pauseAt` for `pauseMs`. */
+  /** Runs `workers` loops over every scenario for `ms`, with Redis stopped from `pause.at` ms in for `pause.ms`. */
   drive(ms: number, workers: number, pause: { at: number; ms: number }): Promise<void>;
   close(): Promise<void>;
 }

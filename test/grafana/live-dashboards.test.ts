@@ -25,6 +25,29 @@ const RATE_INTERVAL = '5s';
 const LOAD_MS = 16_000;
 const REDIS_PAUSE = { at: 5_000, ms: 2_500 };
 
+/** Series the load must have made (counted above zero by the end), whatever the panels ask. */
+const FAULT_SERIES = [
+  'sluice_target_requests_total{outcome="success"}',
+  'sluice_target_requests_total{outcome="error", status_class="5xx"}',
+  'sluice_target_requests_total{outcome="error", status_class="4xx"}',
+  'sluice_target_requests_total{outcome="timeout"}',
+  'sluice_circuit_state{target="failing", state="open"}',
+  'sluice_circuit_transitions_total{target="failing", from="closed", to="open"}',
+  'sluice_target_retries_total{target="throttled"}',
+  'sluice_fallbacks_total',
+  'gen_ai_server_time_to_first_token_seconds_count{target="slow"}',
+  'sluice_cache_lookups_total{mode="simple", result="HIT"}',
+  'sluice_cache_lookups_total{mode="semantic", result="SEMANTIC_HIT"}',
+  'sluice_check_verdicts_total{verdict="pass"}',
+  'sluice_check_verdicts_total{verdict="fail"}',
+  'sluice_hook_denials_total',
+  'sluice_store_errors_total{store="redis-cache"}',
+  'sluice_usage_cost_usd_total{workspace="ws-live"}',
+  'sluice_usage_limit_alerts_total',
+  'sluice_usage_limit_rejections_total',
+  'sluice_usage_limit_store_errors_total',
+];
+
 const PROMETHEUS = binary('prometheus');
 if (!PROMETHEUS) {
   console.warn('live dashboard test skipped: no `prometheus` binary on PATH (apt-get install -y prometheus; .ci/run installs it)');
@@ -75,12 +98,13 @@ describe.skipIf(!PROMETHEUS)('every dashboard panel against a live Prometheus', 
     if (dir) rmSync(dir, { recursive: true, force: true });
   }, 20_000);
 
-  it('drove the load the panels show: successes, fallbacks, cache and semantic hits, 246s, 446s, alerts then 412s', () => {
+  it('drove the load the panels show: successes, fallbacks, 502s, cache and semantic hits, 246s, 446s, alerts then 412s', () => {
     const t = stack!.tally;
     const seen = (scenario: string, key: string) => expect(t[scenario]?.[key] ?? 0, `${scenario} ${key} in ${JSON.stringify(t)}`).toBeGreaterThan(0);
     seen('healthy', '200');
     seen('stream', '200');
     seen('fallback', '200');
+    seen('broken', '502');
     seen('slowStream', '200');
     seen('cache', '200 HIT');
     seen('cache', '200 SEMANTIC_HIT');
@@ -89,6 +113,14 @@ describe.skipIf(!PROMETHEUS)('every dashboard panel against a live Prometheus', 
     seen('guardrails', '446');
     seen('limits', '200');
     seen('limits', '412');
+  });
+
+  it('made every series the faults should make: each verdict, hits, the open circuit, timeouts, retries, store and limit errors', async () => {
+    const missing: string[] = [];
+    for (const selector of FAULT_SERIES) {
+      if (shown(await queryRange(prom!.url, `sum(${selector})`, end - 1, end)) !== 'data') missing.push(selector);
+    }
+    expect(missing, `series with no count in ${JSON.stringify(stack!.tally)}`).toEqual([]);
   });
 
   it('lists values for every dashboard variable', async () => {

@@ -167,6 +167,12 @@ describe('GET /metrics', () => {
       expect(find(samples, 'sluice_circuit_transitions_total', { target: 'fragile', from: from!, to: to! }).map((x) => x.value)).toEqual([0]);
     }
 
+    // Usage-limit counter errors: both outcomes there at 0 before any (they come in bursts).
+    expect(find(samples, 'sluice_usage_limit_store_errors_total').map((x) => [x.labels.outcome, x.value])).toEqual([
+      ['admitted', 0],
+      ['refused', 0],
+    ]);
+
     // Nothing in flight any more.
     const inFlight = find(samples, 'sluice_target_in_flight_requests');
     expect(inFlight.length).toBeGreaterThan(0);
