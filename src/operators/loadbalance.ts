@@ -1,4 +1,4 @@
-import { catchError, defer, tap, throwError, type Observable } from 'rxjs';
+import { catchError, defer, tap, throwError, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
 import type { PassOver } from './fallback.js';
 
 export interface Weighted<T, A = void> {
@@ -32,17 +32,29 @@ export interface LoadbalanceOptions<T, A = void> {
   /** The error when no child is eligible (their circuits are open). */
   noneEligible: () => Error;
   passOver?: PassOver;
+  /**
+   * Another way to pick (least latency, src/operators/least-latency.ts): `choose` gets the weights (0
+   * for a child that cannot be picked) and returns an index or -1; each run goes through `measure(i)`.
+   * Without it, one weighted random draw per pick.
+   */
+  picker?: Picker;
+}
+
+export interface Picker {
+  choose: (weights: readonly number[]) => number;
+  measure: <T>(i: number) => MonoTypeOperatorFunction<T>;
 }
 
 /**
- * Send the request to one child, chosen per subscription by weight among the eligible ones. With
+ * Send the request to one child, chosen per subscription by weight among the eligible ones (or by
+ * `picker`). With
  * `passOver`, a picked child that cannot serve the request (it was never asked) is set aside and
  * another is picked; when every weighted child was set aside, `passOver.none` of their errors is the
  * answer (`noneEligible` when some were left out only because their circuit is open). Built once (per
  * plan); the returned function is called with `arg`, the request's context.
  */
 export function loadbalance<T, A = void>(o: LoadbalanceOptions<T, A>): (arg: A) => Observable<T> {
-  const { children, random, noneEligible, passOver } = o;
+  const { children, random, noneEligible, passOver, picker } = o;
   const weighted = children.filter((c) => c.weight > 0).length;
   return (arg) =>
     defer(() => {
@@ -50,9 +62,9 @@ export function loadbalance<T, A = void>(o: LoadbalanceOptions<T, A>): (arg: A) 
       let emitted = false;
       let passed: unknown[] | undefined;
       const pick = (): Observable<T> => {
-        const i = pickWeighted(weights, random());
+        const i = picker ? picker.choose(weights) : pickWeighted(weights, random());
         if (i < 0) return throwError(() => (passOver && passed?.length === weighted ? passOver.none(passed) : noneEligible()));
-        const run = children[i]!.run(arg);
+        const run = picker ? children[i]!.run(arg).pipe(picker.measure<T>(i)) : children[i]!.run(arg);
         if (!passOver) return run;
         return run.pipe(
           tap(() => {
