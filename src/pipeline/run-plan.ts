@@ -5,7 +5,8 @@ import { conditional } from '../operators/conditional.js';
 import { fallback, type PassOver } from '../operators/fallback.js';
 import { noTargetCanServe, TargetCannotServe } from '../errors/cannot-serve.js';
 import { loadbalance, type Weighted } from '../operators/loadbalance.js';
-import { LatencyBoard, type AttemptVerdict } from '../operators/least-latency.js';
+import type { AttemptVerdict } from '../operators/measure-latency.js';
+import { LatencyBoard } from '../state/latency-board.js';
 import { race } from '../operators/race.js';
 import { compileQuery } from '../plan/query.js';
 import type { PlanNode, StrategyNode } from '../plan/types.js';
@@ -131,11 +132,9 @@ export class PlanRunner implements PlanEnv {
         }));
         const none = (): Error => circuitOpenError(this.retryAfterIfClosed(node));
         // The latency board lives with the compiled node: per plan node, per process.
-        const picker =
-          node.algorithm === 'least_latency'
-            ? new LatencyBoard({ size: weighted.length, now: deps.now, random: deps.random, classify: latencyVerdict })
-            : undefined;
-        return loadbalance({ children: weighted, random: deps.random, noneEligible: none, passOver: PASS_OVER, ...(picker ? { picker } : {}) });
+        const leastLatency =
+          node.algorithm === 'least_latency' ? { board: new LatencyBoard(weighted.length), now: deps.now, classify: latencyVerdict } : undefined;
+        return loadbalance({ children: weighted, random: deps.random, noneEligible: none, passOver: PASS_OVER, ...(leastLatency ? { leastLatency } : {}) });
       }
       case 'conditional': {
         const indexOf = (name: string): number => node.children.findIndex((ch) => ch.name === name);

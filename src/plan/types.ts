@@ -64,7 +64,7 @@ export interface StrategyNode extends NodeBase {
   conditions?: { query: Record<string, unknown>; then: string }[];
   default?: string;
   hedge_after_ms?: number;
-  /** A loadbalance's picker when not weighted random (src/operators/least-latency.ts). */
+  /** A loadbalance picking by latency, not weighted random (src/state/latency-board.ts). */
   algorithm?: 'least_latency';
 }
 

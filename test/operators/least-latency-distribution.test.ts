@@ -3,7 +3,8 @@
  * request answered before the next (so in-flight counts are 0 and the latencies alone decide).
  */
 import { describe, expect, it } from 'vitest';
-import { LatencyBoard } from '../../src/operators/least-latency.js';
+import { pickTwoChoices } from '../../src/operators/loadbalance.js';
+import { LatencyBoard } from '../../src/state/latency-board.js';
 import { seededRandom } from '../../src/util/prng.js';
 
 /**
@@ -14,15 +15,15 @@ function simulate(weights: number[], latency: number[], picks: number, seed: num
   const random = seededRandom(seed);
   const noise = seededRandom(seed + 1);
   let t = 0;
-  const board = new LatencyBoard({ size: weights.length, now: () => t, random, classify: () => 'failure' });
+  const board = new LatencyBoard(weights.length);
   const counts = weights.map(() => 0);
   for (let n = 0; n < picks; n++) {
-    const i = board.choose(weights);
+    const i = pickTwoChoices(weights, random, (a, b) => board.better(a, b, t));
     counts[i]!++;
     const start = t;
     board.entries[i]!.inFlight++;
     t = start + latency[i]! * (1 + jitter * (2 * noise() - 1));
-    board.record(i, t - start);
+    board.record(i, t - start, t);
     board.entries[i]!.inFlight--;
     t = start + 10;
   }

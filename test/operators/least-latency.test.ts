@@ -1,26 +1,27 @@
 /**
- * The least_latency picker (power of two choices on a decaying EWMA × (1 + in flight)) inside the
- * loadbalance operator, in virtual time: the board's clock is the TestScheduler's, its random a
- * fixed or seeded sequence.
+ * The least_latency loadbalance (power of two choices on a decaying EWMA × (1 + in flight)): the
+ * draw of two candidates, then the operator in virtual time, its clock the TestScheduler's and its
+ * random fixed, so the first candidate is child 0 and the second child 1.
  */
 import { mergeMap, take, timer, type Observable } from 'rxjs';
 import type { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import { LatencyBoard, type AttemptVerdict, type LeastLatencyOptions } from '../../src/operators/least-latency.js';
-import { loadbalance, type Weighted } from '../../src/operators/loadbalance.js';
+import { loadbalance, pickTwoChoices, type Weighted } from '../../src/operators/loadbalance.js';
+import type { AttemptVerdict } from '../../src/operators/measure-latency.js';
+import { LatencyBoard, type LatencyBoardOptions } from '../../src/state/latency-board.js';
 import { newScheduler, upstreamError } from '../helpers/marbles.js';
 
 const noneEligible = () => new GatewayError('circuit_open');
 const verdict = (err: unknown): AttemptVerdict => (err instanceof GatewayError && err.code === 'circuit_open' ? 'none' : 'failure');
 
 /** A least_latency loadbalance over `runs`, its board's clock the scheduler's. */
-function setup(sched: TestScheduler, runs: (() => Observable<string>)[], extra: Partial<LeastLatencyOptions> & { weights?: number[]; eligible?: (() => boolean)[] } = {}) {
+function setup(sched: TestScheduler, runs: (() => Observable<string>)[], extra: LatencyBoardOptions & { weights?: number[]; eligible?: (() => boolean)[] } = {}) {
   const { weights, eligible, ...opts } = extra;
   const children: Weighted<string>[] = runs.map((run, i) => ({ weight: weights?.[i] ?? 1, eligible: eligible?.[i] ?? (() => true), run }));
   // random 0: the first candidate is child 0 and the second child 1 (when both may be picked).
-  const board = new LatencyBoard({ size: runs.length, now: () => sched.now(), random: () => 0, classify: verdict, ...opts });
-  const lb = loadbalance({ children, random: () => 0, noneEligible, picker: board });
+  const board = new LatencyBoard(runs.length, opts);
+  const lb = loadbalance({ children, random: () => 0, noneEligible, leastLatency: { board, now: () => sched.now(), classify: verdict } });
   return { board, lb: lb() };
 }
 
@@ -28,6 +29,27 @@ function setup(sched: TestScheduler, runs: (() => Observable<string>)[], extra: 
 function drive(lb: Observable<string>, n: number, every: number): Observable<string> {
   return timer(0, every).pipe(take(n), mergeMap(() => lb));
 }
+
+describe('pickTwoChoices', () => {
+  const randoms = (...xs: number[]) => () => xs.shift()!;
+  const calls: [number, number][] = [];
+  const first = (a: number, b: number): number => (calls.push([a, b]), a);
+
+  it('draws two distinct candidates by weight and lets `better` decide', () => {
+    calls.length = 0;
+    expect(pickTwoChoices([1, 1, 1], randoms(0.5, 0.9), (_a, b) => b)).toBe(2);
+    expect(pickTwoChoices([1, 1, 1], randoms(0.5, 0.4), first)).toBe(1);
+    // The second draw is over the rest: 0.4 of [1, 0, 1] is child 0.
+    expect(calls).toEqual([[1, 0]]);
+  });
+
+  it('never draws a weight-0 child; one candidate is taken without `better`; none is -1', () => {
+    calls.length = 0;
+    expect(pickTwoChoices([0, 3, 0], randoms(0.9, 0.9), first)).toBe(1);
+    expect(pickTwoChoices([0, 0], randoms(0.1, 0.1), first)).toBe(-1);
+    expect(calls).toEqual([]);
+  });
+});
 
 describe('least_latency loadbalance (marbles)', () => {
   it('tries each target once, then sends the traffic to the fast one', () => {
