@@ -4,7 +4,7 @@
  * logs), never on how long anything took.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { chatChunks, chatCompletion, FakeOpenAI, sseFrames, type DefaultHandler } from '../fakes/openai-server.js';
+import { chatChunks, chatCompletion, FakeOpenAI, openAIError, sseFrames, type DefaultHandler } from '../fakes/openai-server.js';
 import { chat, chatContent, parseSse, STREAM_CHAT, target } from './helpers.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { seededRandom } from '../../src/util/prng.js';
@@ -72,6 +72,18 @@ describe('least_latency through the gateway', () => {
     }
     expect(served.slice(2).every((t) => t === 'config.targets[1]')).toBe(true);
     expect(slow.requests).toHaveLength(1);
+  });
+
+  it('a target that fails fast does not look fast: its 503s count as slow samples', async () => {
+    slow.setDefault(CHAT_PATH, slowly);
+    fast.setDefault(CHAT_PATH, openAIError(503, 'overloaded'));
+    const cfg = config('failing');
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) statuses.push((await chat(gw, cfg)).status);
+    // Each is tried once (one 503 reaches the client: a loadbalance does not retry), then only the slow one serves.
+    expect(fast.requests).toHaveLength(1);
+    expect(slow.requests).toHaveLength(11);
+    expect(statuses.filter((s) => s === 503)).toHaveLength(1);
   });
 
   it('the weighted default keeps sending the slow upstream its share', async () => {
