@@ -6,7 +6,7 @@ import type { ApiKeyRecord } from '../security/api-keys.js';
 import { sameTenant } from '../security/tenancy.js';
 import type { ResponseStore, StoredResponse } from '../state/response-store.js';
 import type { BackgroundRuns } from '../pipeline/background-runs.js';
-import { CANCELLED } from '../pipeline/response-stage.js';
+import { CANCELLED } from '../pipeline/background-stage.js';
 import { callerScope } from './common.js';
 
 /** GET /v1/responses/:id/input_items: OpenAI's cursor page (`after` an item id, `limit` 1-100, `order`). */

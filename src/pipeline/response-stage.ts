@@ -2,11 +2,12 @@ import { defer, of, switchMap, type Observable } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { KeyScope } from '../limits/types.js';
 import { recordResponse, type RecordResponseOptions } from '../operators/record-response.js';
-import { completeResponse, inputItems, newId } from '../operators/response-object.js';
+import { inputItems, newId } from '../operators/response-object.js';
 import type { TenantScope } from '../security/tenancy.js';
-import type { ResponseStore, StoredResponse } from '../state/response-store.js';
+import type { ResponseStore } from '../state/response-store.js';
 import type { GatewayEvent } from '../upstream/events.js';
 import type { BackgroundRuns } from './background-runs.js';
+import { CANCELLED, runDetached } from './background-stage.js';
 import type { RequestContext } from './context.js';
 import { ownInput, previousItems } from './previous-response.js';
 import type { Run, Wrap } from './stage.js';
@@ -25,9 +26,6 @@ export interface ResponsesDeps {
 
 /** What a client's leaving makes of a response it was reading: it did not end, and nobody waits for it. */
 const CLIENT_LEFT: Obj = { status: 'incomplete', incomplete_details: { reason: 'client_cancelled' } };
-/** A background response stopped by POST /v1/responses/:id/cancel. */
-export const CANCELLED: Obj = { status: 'cancelled' };
-
 function ownerOf(key: KeyScope | undefined): TenantScope {
   const o: TenantScope = {};
   if (key?.workspace_id !== undefined) o.workspace_id = key.workspace_id;
@@ -48,25 +46,19 @@ function checkBackground(body: Obj): void {
 }
 
 /**
- * Starts the request detached, under an id announced at once: the answer is the response `queued`;
- * the run goes on when the client leaves, and is stopped by cancel (src/pipeline/background-runs.ts).
+ * Starts the request detached, under an id announced once it is admitted (src/pipeline/background-stage.ts):
+ * the answer is the response `queued`; the run goes on when the client leaves, and is stopped by
+ * cancel (src/pipeline/background-runs.ts). Refused before it starts (a usage limit, the store): the
+ * client hears it at once and nothing is stored.
  */
-async function startBackground(deps: ResponsesDeps, inner: Run, ctx: RequestContext, record: Omit<RecordResponseOptions, 'abandoned'>): Promise<GatewayEvent> {
-  const id = record.id!;
-  const key = ctx.key?.name ?? '';
-  deps.background.admit(id, key);
-  const queued: StoredResponse = { response: { ...completeResponse({}, record.body, id, Math.floor(deps.now() / 1000)), status: 'queued' }, input_items: record.inputItems, owner: record.owner };
-  try {
-    await deps.store.put(queued);
-  } catch (e) {
-    deps.background.leave(id);
-    throw new GatewayError('store_unavailable', 'The response store (Redis) is not reachable; the background response was not started.', { cause: e });
-  }
-  const sub = inner(ctx)
-    .pipe(recordResponse({ ...record, abandoned: CANCELLED }))
-    .subscribe({ error: () => deps.background.leave(id), complete: () => deps.background.leave(id) });
-  if (!sub.closed) deps.background.started(id, sub);
-  return { type: 'json', status: 200, body: queued.response, meta: { provider: 'gateway', target: 'background', retries: 0 } };
+async function startBackground(deps: ResponsesDeps, inner: Run, ctx: RequestContext, record: RecordResponseOptions & { id: string }): Promise<GatewayEvent> {
+  const id = record.id;
+  deps.background.admit(id, ctx.key?.name ?? '');
+  const queued = await runDetached(inner, ctx, { record, storeFailed: deps.storeFailed }, {
+    started: (sub) => deps.background.started(id, sub),
+    ended: () => deps.background.leave(id),
+  });
+  return { type: 'json', status: 200, body: queued, meta: { provider: 'gateway', target: 'background', retries: 0 } };
 }
 
 /**
@@ -99,6 +91,6 @@ async function run(deps: ResponsesDeps, inner: Run, ctx: RequestContext, body: O
       if (e !== undefined) deps.storeFailed?.(r.response.id as string, e);
     },
   };
-  if (body.background === true) return of(await startBackground(deps, inner, ctx, { ...record, id: newId('resp') }));
+  if (body.background === true) return of(await startBackground(deps, inner, ctx, { ...record, abandoned: CANCELLED, id: newId('resp') }));
   return inner(ctx).pipe(recordResponse({ ...record, abandoned: CLIENT_LEFT }));
 }
