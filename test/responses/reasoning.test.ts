@@ -24,8 +24,8 @@ const chunk = (delta: object, finish: string | null = null) => ({ id: 'c', objec
 
 describe('reasoning_content → a reasoning item', () => {
   it('JSON: the reasoning item first, then the message; output_text is the answer alone; stored as answered', async () => {
-    const answer = chatCompletion('42');
-    answer.choices[0]!.message = { ...answer.choices[0]!.message, reasoning_content: 'Six times seven.' } as never;
+    const answer = chatCompletion('42') as { choices: { message: object }[] };
+    answer.choices[0]!.message = { ...answer.choices[0]!.message, reasoning_content: 'Six times seven.' };
     env.fake.enqueue('/v1/chat/completions', { json: answer });
     const r = await sdk().responses.create({ model: 'deepseek-reasoner', input: 'six times seven?' });
     expect(r.output.map((i) => i.type)).toEqual(['reasoning', 'message']);
