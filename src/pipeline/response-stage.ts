@@ -9,6 +9,7 @@ import type { GatewayEvent } from '../upstream/events.js';
 import type { BackgroundRuns } from './background-runs.js';
 import { CANCELLED, runDetached } from './background-stage.js';
 import type { RequestContext } from './context.js';
+import { hasReferences, resolveReferences } from './item-reference.js';
 import { ownInput, previousItems } from './previous-response.js';
 import type { Run, Wrap } from './stage.js';
 
@@ -62,8 +63,8 @@ async function startBackground(deps: ResponsesDeps, inner: Run, ctx: RequestCont
 }
 
 /**
- * The stored-responses stage, for requests to the Responses endpoint: `previous_response_id`
- * rebuilt into the input before routing; the answer recorded (src/operators/record-response.ts)
+ * The stored-responses stage, for requests to the Responses endpoint: `item_reference` items
+ * resolved (src/pipeline/item-reference.ts) and `previous_response_id` rebuilt into the input before routing; the answer recorded (src/operators/record-response.ts)
  * unless `store` is false; `background: true` answered at once and run detached. Other endpoints
  * pass untouched.
  */
@@ -71,7 +72,7 @@ export function storedResponses(deps: ResponsesDeps): Wrap {
   return (inner) => (ctx) => {
     const body = ctx.request.body;
     if (ctx.request.endpoint !== 'responses' || body === undefined) return inner(ctx);
-    if (body.store === false && body.background !== true && typeof body.previous_response_id !== 'string') return inner(ctx);
+    if (body.store === false && body.background !== true && typeof body.previous_response_id !== 'string' && !hasReferences(body.input)) return inner(ctx);
     return defer(() => run(deps, inner, ctx, body)).pipe(switchMap((answer) => answer));
   };
 }
@@ -79,12 +80,14 @@ export function storedResponses(deps: ResponsesDeps): Wrap {
 async function run(deps: ResponsesDeps, inner: Run, ctx: RequestContext, body: Obj): Promise<Observable<GatewayEvent>> {
   const owner = ownerOf(ctx.key);
   if (body.background === true) checkBackground(body);
-  ctx.request = { ...ctx.request, body: await upstreamBody(deps, body, owner) };
+  const input = await resolveReferences(deps.store, body.input, owner);
+  const own = input === body.input ? body : { ...body, input };
+  ctx.request = { ...ctx.request, body: await upstreamBody(deps, own, owner) };
   if (body.store === false) return inner(ctx);
   const record: Omit<RecordResponseOptions, 'abandoned'> = {
     store: deps.store,
     body,
-    inputItems: inputItems(body.input),
+    inputItems: inputItems(own.input),
     owner,
     now: deps.now,
     written: (r, e) => {
