@@ -113,4 +113,21 @@ describe('background responses with --redis: every instance sees the run', () =>
     release();
     await expect.poll(async () => (await other.responses.retrieve(queued.id)).status, { timeout: 5_000 }).toBe('completed');
   });
+
+  it('cancel through the second instance stops the run on the first: its upstream call aborted, stored cancelled', async () => {
+    fake.enqueue('/v1/chat/completions', { hang: true });
+    const queued = await sdk(gw1).responses.create({ model: 'gpt-4o', input: 'never mind', background: true });
+    const [up] = await fake.waitForRequests(1);
+    const cancelled = await sdk(gw2).responses.cancel(queued.id);
+    expect(cancelled).toMatchObject({ id: queued.id, status: 'cancelled' });
+    await up!.closed;
+    expect(up!.aborted).toBe(true);
+    expect((await sdk(gw1).responses.retrieve(queued.id)).status).toBe('cancelled');
+  });
+
+  it('cancel of a response that has ended is answered as stored, on any instance', async () => {
+    const done = await sdk(gw1).responses.create({ model: 'gpt-4o', input: 'quick', background: true });
+    await expect.poll(async () => (await sdk(gw2).responses.retrieve(done.id)).status, { timeout: 5_000 }).toBe('completed');
+    expect(await sdk(gw2).responses.cancel(done.id)).toMatchObject({ id: done.id, status: 'completed' });
+  });
 });
