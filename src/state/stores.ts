@@ -92,27 +92,34 @@ export interface StoreOptions {
 }
 
 export function createStores(o: StoreOptions): Stores {
-  if (!o.redisUrl) {
-    return {
-      kind: 'memory',
-      cache: new MemoryCacheStore({ maxBytes: o.cacheMaxBytes }),
-      vectors: new MemoryVectorIndex(),
-      breakers: new MemoryBreakerStore(),
-      guardrails: new MemoryGuardrailStore(),
-      prompts: new MemoryResourceStore(PROMPTS),
-      policies: new MemoryPolicyStore(),
-      usage: new MemoryUsageCounters(),
-      requestLogs: new MemoryRequestLogStore(o.requestLogSize),
-      responses: memoryResponseStore({ maxBytes: o.responseMaxBytes, ttlSeconds: o.responseTtlSeconds }),
-      apiKeys: new MemoryApiKeyStore(o.declaredKeys),
-      virtualKeys: new MemoryVirtualKeyStore(o.declaredVirtualKeys),
-      unreadableVirtualKeys: () => new Map(),
-      available: () => true,
-      start: () => Promise.resolve(),
-      close: () => Promise.resolve(),
-    };
-  }
-  const conn = createRedis(o.redisUrl, { observer: o.observer, logger: o.logger, connectionName: 'sluice' });
+  return o.redisUrl ? redisStores(o.redisUrl, o) : memoryStores(o);
+}
+
+/** The embedded default: every piece of state in this process. */
+function memoryStores(o: StoreOptions): Stores {
+  return {
+    kind: 'memory',
+    cache: new MemoryCacheStore({ maxBytes: o.cacheMaxBytes }),
+    vectors: new MemoryVectorIndex(),
+    breakers: new MemoryBreakerStore(),
+    guardrails: new MemoryGuardrailStore(),
+    prompts: new MemoryResourceStore(PROMPTS),
+    policies: new MemoryPolicyStore(),
+    usage: new MemoryUsageCounters(),
+    requestLogs: new MemoryRequestLogStore(o.requestLogSize),
+    responses: memoryResponseStore({ maxBytes: o.responseMaxBytes, ttlSeconds: o.responseTtlSeconds }),
+    apiKeys: new MemoryApiKeyStore(o.declaredKeys),
+    virtualKeys: new MemoryVirtualKeyStore(o.declaredVirtualKeys),
+    unreadableVirtualKeys: () => new Map(),
+    available: () => true,
+    start: () => Promise.resolve(),
+    close: () => Promise.resolve(),
+  };
+}
+
+/** Shared state: every instance on the same Redis serves from it. */
+function redisStores(url: string, o: StoreOptions): Stores {
+  const conn = createRedis(url, { observer: o.observer, logger: o.logger, connectionName: 'sluice' });
   const vectors = new RedisVectorIndex(conn);
   const breakers = new RedisBreakerStore(conn, o.onRemoteTransition ? { onRemoteTransition: o.onRemoteTransition } : {});
   const guardrails = new RedisGuardrailStore(conn);
