@@ -19,6 +19,8 @@ interface Handoff {
   queued(response: Obj): void;
   /** A record the store did not take while the run goes on (logged by the composition root). */
   storeFailed?: (id: string, error: unknown) => void;
+  /** Set once the client has its answer: a run stopped from then on is stored cancelled. */
+  announced?: boolean;
 }
 
 /**
@@ -67,6 +69,7 @@ async function start(h: Handoff): Promise<void> {
   } catch (e) {
     throw new GatewayError('store_unavailable', 'The response store (Redis) is not reachable; the background response was not started.', { cause: e });
   }
+  h.announced = true;
   h.queued(queued);
   const running = stored(o, snapshot(o, 'in_progress'));
   await o.store.put(running).catch((e: unknown) => h.storeFailed?.(o.id, e));
@@ -90,9 +93,12 @@ export function backgroundStage(limits: UsageLimitOptions['limits'] | undefined)
         running = true;
         return inner(ctx).pipe(recordResponse(h.record));
       }),
-      // once the plan runs, accounting (inside it) settles what the request holds; before, it is given back here
+      // once the plan runs, accounting (inside it) settles what the request holds, and the recorder
+      // stores a stopped run cancelled; before, both are done here
       finalize(() => {
-        if (!running) void limits?.release(ctx.outcome);
+        if (running) return;
+        void limits?.release(ctx.outcome);
+        if (h.announced) void h.record.store.put(stored(h.record, { ...snapshot(h.record, 'in_progress'), ...CANCELLED })).catch((e: unknown) => h.storeFailed?.(h.record.id, e));
       }),
     );
   };
