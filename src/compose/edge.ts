@@ -39,6 +39,9 @@ export function buildEdge(b: Basics, extras: EdgeExtras, parts: { providers: Pro
   const { stores, catalog } = state;
   const policies = new PoliciesService(stores.policies, stores.usage, now);
   const prompts = new PromptsService(stores.prompts);
+  const responses = new ResponsesService(stores.responses, pipeline.stages.responses?.background, stores.responseCancels);
+  // With Redis, the other instances' cancel requests reach the runs of this one (closed with the stores).
+  stores.responseCancels?.serve((id) => responses.stopHere(id));
   const deps: AppDeps = {
     resolver: new ConfigResolver(pipeline.planDeps, catalog.savedConfigs),
     pipeline: pipeline.deps,
@@ -58,7 +61,7 @@ export function buildEdge(b: Basics, extras: EdgeExtras, parts: { providers: Pro
       bootstrapFile: options.bootstrap,
     }),
     requestLogs: stores.requestLogs,
-    responses: new ResponsesService(stores.responses, pipeline.stages.responses?.background),
+    responses,
     logger,
     bodyLimitBytes: options['body-limit'],
     isDraining,
