@@ -171,11 +171,6 @@ export class OtelTracing implements Tracing {
     return new OtelRequestSpan(this.tracer, span);
   }
 
-  /** Sends what is batched now (tests; shutdown does it too). */
-  flush(): Promise<void> {
-    return this.provider.forceFlush();
-  }
-
   shutdown(): Promise<void> {
     return this.provider.shutdown();
   }
