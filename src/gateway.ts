@@ -78,7 +78,7 @@ export function createGateway(init: GatewayInit): Gateway {
   const pipeline = buildPipeline(b, init.random ?? Math.random, providers, state);
   const tracing = buildTracing(options, providers, logger);
   const http = createGatewayServer(options, logger);
-  const edge = buildEdge(b, init, { providers, state, pipeline, tracing }, http.isDraining);
+  const edge = buildEdge(b, init, { providers, state, pipeline, tracing: tracing?.tracing }, http.isDraining);
   http.handle(edge.handler);
   return {
     server: http.server,
@@ -88,13 +88,14 @@ export function createGateway(init: GatewayInit): Gateway {
     generatedKey: state.generatedKey,
     async listen(port = options.port, host = options.host) {
       await startState(state, options, logger);
+      await tracing?.start();
       await declareFromBootstrap(b, edge, state);
       return http.listen(port, host);
     },
     async shutdown(timeoutMs = options['shutdown-timeout'], drainDelayMs = 0) {
       await http.drain(timeoutMs, drainDelayMs);
       // The last spans go out before the egress closes.
-      await tracing?.shutdown().catch(() => undefined);
+      await tracing?.tracing.shutdown().catch(() => undefined);
       await Promise.all([pipeline.close(), providers.egress.close(), state.stores.close()]);
     },
   };
