@@ -145,6 +145,20 @@ describe('the OTLP endpoint goes through the egress guard', () => {
   });
 });
 
+describe('a collector that does not answer', () => {
+  it('costs the request nothing: it is answered, and the failed export is a warning naming the origin only', async () => {
+    const gone = await OtlpReceiver.start();
+    const url = `${gone.url}?token=collector-secret-1234`;
+    await gone.close(); // nothing listens there any more
+    const g = await startGateway({ options: { 'otlp-endpoint': url } });
+    expect((await chat(g, target(fake))).status).toBe(200);
+    await g.close(); // shutdown exports what is batched, through the egress, and fails
+    const warning = g.logs.find((l) => l.msg === 'spans could not be exported');
+    expect(warning).toMatchObject({ level: 40, otlp_endpoint: new URL(url).origin });
+    expect(g.logText()).not.toContain('collector-secret-1234');
+  });
+});
+
 describe('tracing off (the default)', () => {
   it('no tracer provider is made and no span is started, while requests are served', async () => {
     const makeTracer = vi.spyOn(BasicTracerProvider.prototype, 'getTracer');
