@@ -4,8 +4,8 @@ import type { CircuitStatus, Transition } from '../state/breaker-store.js';
 import type { Endpoint, Usage } from '../config/wire.js';
 import type { Outcome, TargetLabels } from './telemetry.js';
 
-/** OpenTelemetry GenAI operation names for our endpoints. */
-const OPERATION: Record<Endpoint, string> = {
+/** OpenTelemetry GenAI operation names for our endpoints (metrics and spans). */
+export const OPERATION: Record<Endpoint, string> = {
   chat: 'chat',
   completions: 'text_completion',
   embeddings: 'embeddings',
@@ -150,18 +150,18 @@ export class TargetMetrics {
     this.cells(t).inFlight.inc();
   }
 
-  targetFinished(t: TargetLabels, outcome: Outcome, status: number, seconds: number): void {
+  targetFinished(t: TargetLabels, outcome: Outcome, status: number, seconds: number, traceId?: string): void {
     const c = this.cells(t);
     c.inFlight.dec();
     const o = OUTCOME_SLOT[outcome];
     const r = o * 11 + classSlot(status);
     (c.requests[r] ??= this.targetRequests.cell(c.target, t.provider, t.endpoint, OUTCOMES[o]!, statusClass(status))).inc();
-    (c.duration[o] ??= this.operationDuration.cell(c.target, t.provider, OPERATION[t.endpoint], OUTCOMES[o]!)).observe(seconds);
+    (c.duration[o] ??= this.operationDuration.cell(c.target, t.provider, OPERATION[t.endpoint], OUTCOMES[o]!)).observe(seconds, traceId);
   }
 
-  timeToFirstToken(t: TargetLabels, seconds: number): void {
+  timeToFirstToken(t: TargetLabels, seconds: number, traceId?: string): void {
     const c = this.cells(t);
-    (c.ttft ??= this.ttft.cell(c.target, t.provider, OPERATION[t.endpoint])).observe(seconds);
+    (c.ttft ??= this.ttft.cell(c.target, t.provider, OPERATION[t.endpoint])).observe(seconds, traceId);
   }
 
   tokens(t: TargetLabels, usage: Usage): void {
@@ -191,13 +191,13 @@ export class TargetMetrics {
     if (transition) this.circuitTransitions.cell(target, transition.from, transition.to).inc();
   }
 
-  request(endpoint: string, status: number, totalSeconds: number, overheadSeconds: number): void {
+  request(endpoint: string, status: number, totalSeconds: number, overheadSeconds: number, traceId?: string): void {
     let e = this.endpointCells.get(endpoint);
     if (!e) {
       e = { duration: [], overhead: this.overhead.cell(endpoint) };
       this.endpointCells.set(endpoint, e);
     }
-    (e.duration[classSlot(status)] ??= this.requestDuration.cell(endpoint, statusClass(status))).observe(totalSeconds);
+    (e.duration[classSlot(status)] ??= this.requestDuration.cell(endpoint, statusClass(status))).observe(totalSeconds, traceId);
     e.overhead.observe(Math.max(0, overheadSeconds));
   }
 }

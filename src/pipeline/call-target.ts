@@ -6,6 +6,8 @@ import { fitContext } from '../providers/context-fit.js';
 import { ContextWindows } from '../pricing/context-windows.js';
 import { refusedBy } from '../errors/cannot-serve.js';
 import type { TargetLabels } from '../metrics/telemetry.js';
+import type { AttemptStart } from '../metrics/tracing.js';
+import { maxTokensOf } from '../metrics/answer-facts.js';
 import { callUpstream, type ErrorMapper } from '../upstream/call.js';
 import { prepareRequest } from '../upstream/prepare.js';
 import { redactText, secretValues } from '../config/provider-fields.js';
@@ -44,6 +46,21 @@ const labelsByNode = memoByObject((_node: TargetNode): Partial<Record<Endpoint, 
  */
 export function targetLabels(node: TargetNode, endpoint: Endpoint): TargetLabels {
   return (labelsByNode(node)[endpoint] ??= { target: node.id, provider: node.target.provider, endpoint });
+}
+
+/** What an attempt's span says at its start (tracing on only). */
+function attemptStart(node: TargetNode, req: ProviderRequest, meta: AnswerMeta, attempt: number): AttemptStart {
+  const body = req.body;
+  return {
+    endpoint: req.endpoint,
+    provider: meta.provider,
+    target: node.id,
+    attempt,
+    retry: meta.retries,
+    model: typeof body?.model === 'string' ? body.model : undefined,
+    maxTokens: maxTokensOf(body),
+    stream: req.stream,
+  };
 }
 
 /**
@@ -86,6 +103,8 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
     const call = prepared
       ? prepared.pipe(switchMap((u) => callUpstream(deps.dispatcher, u, mapError, framing, flow, deps.upstreamLimits)))
       : callUpstream(deps.dispatcher, upstream, mapError, framing, flow, deps.upstreamLimits);
+    const span = ctx.span;
+    const attempt = ctx.outcome.attempts;
     return call.pipe(
       decodeUpstream({ provider, request: req, meta, target: node.target }),
       attemptTimeout<GatewayEvent>({
@@ -94,7 +113,17 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
         scheduler: deps.scheduler,
         flow,
       }),
-      measure({ labels: targetLabels(node, req.endpoint), telemetry: deps.telemetry, now: deps.now, clock: ctx.outcome, meta, account: ctx.outcome }),
+      measure({
+        labels: targetLabels(node, req.endpoint),
+        telemetry: deps.telemetry,
+        now: deps.now,
+        clock: ctx.outcome,
+        meta,
+        account: ctx.outcome,
+        traceId: ctx.traceId,
+        // Tracing off: no closure, no span.
+        startSpan: span && (() => span.attempt(attemptStart(node, req, meta, attempt))),
+      }),
     );
   });
 }

@@ -7,6 +7,7 @@ import type { VectorIndex } from '../state/vector-index.js';
 import type { GatewayEvent } from '../upstream/events.js';
 import type { Telemetry } from '../metrics/telemetry.js';
 import type { ContextWindows } from '../pricing/context-windows.js';
+import type { RequestSpan } from '../metrics/tracing.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { ProviderRequest } from '../providers/types.js';
 import type { BreakerStore } from '../state/breaker-store.js';
@@ -74,6 +75,8 @@ export interface RequestContext {
   startedAt: number;
   /** Stream requests: backpressure from the client's socket to the upstream body. */
   flow?: Flow;
+  /** The request's span when tracing is on (the edge starts it); each upstream attempt is a child of it. */
+  span?: RequestSpan;
   /** What the stages learn: usage, cost, attempts, the failing target, cache status, hook results. */
   readonly outcome: RequestOutcome;
 }
