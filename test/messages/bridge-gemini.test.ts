@@ -17,7 +17,7 @@ const GEMINI = '/v1/projects/gemini-project/locations/us-central1/publishers/goo
 
 describe('messages.create to Gemini on Vertex AI', () => {
   it('text: the system and the turn become systemInstruction and contents; the answer is a message object', async () => {
-    const msg = await client().messages.create({ model: 'gemini-2.5-flash', max_tokens: 64, system: 'Be brief.', messages: [{ role: 'user', content: 'ping' }], stop_sequences: ['END'], top_k: 5, metadata: { user_id: 'u-1' } });
+    const msg = await client().messages.create({ model: 'gemini-2.5-flash', max_tokens: 64, system: 'Be brief.', messages: [{ role: 'user', content: 'ping' }], stop_sequences: ['END'], ...{ top_k: 5 }, metadata: { user_id: 'u-1' } });
     const up = rig.fake.calls.at(-1)!;
     expect(up.path).toBe(`${GEMINI}:generateContent`);
     expect(up.body).toEqual({

@@ -12,6 +12,8 @@ const failure = <T>(p: Promise<T>): Promise<unknown> => p.then(() => undefined, 
 
 const weather = { name: 'weather', description: 'Weather of a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] } };
 const toolCall = (id: string, name: string, args: string) => ({ id, type: 'function', function: { name, arguments: args } });
+/** Sampling fields (a variable: this SDK's types leave them out, the API takes them). */
+const sampling = { temperature: 0.5, top_p: 0.9, top_k: 40 };
 const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
 describe('messages.create through chat completions (OpenAI)', () => {
@@ -22,9 +24,7 @@ describe('messages.create through chat completions (OpenAI)', () => {
       system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Answer in English.' }],
       messages: [{ role: 'user', content: [{ type: 'text', text: 'ping', cache_control: { type: 'ephemeral' } }] }],
       stop_sequences: ['END'],
-      temperature: 0.5,
-      top_p: 0.9,
-      top_k: 40,
+      ...sampling,
       metadata: { user_id: 'user-7' },
     });
     const [up] = await rig.fake.waitForRequests(1);

@@ -1,7 +1,7 @@
 /**
  * `POST /v1/messages/count_tokens` for a provider that has no count endpoint: the gateway answers
  * with an estimate, and the provider is not called. The rule (docs/messages-api.md, and
- * docs/decisions/0021-count-tokens-estimated-by-the-gateway.md): the request is translated as a
+ * docs/decisions/0022-count-tokens-estimated-by-the-gateway.md): the request is translated as a
  * Messages request to that provider would be (the same refusals), and its chat request counted with
  * OpenAI's o200k_base encoding: each text, tool call and tool definition as its tokens, 3 tokens per
  * message and 3 for the answer's start, each image by Anthropic's rule (width × height / 750, at
