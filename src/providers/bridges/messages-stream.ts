@@ -95,9 +95,11 @@ export function messagesChunk(state: MessagesStreamState, chunk: StreamChunk): S
   if (chunk.data === '') return { state, chunks: e.chunks };
   const parsed = JSON.parse(chunk.data) as Json;
   if (parsed.usage) state.usageBody = parsed.usage;
-  if (typeof parsed.model === 'string' && !state.started) state.model = parsed.model;
-  e.start();
+  if (typeof parsed.model === 'string' && parsed.model !== '' && !state.started) state.model = parsed.model;
   const choice = (parsed.choices as Json[] | undefined)?.[0];
+  // A chunk without a choice (Azure's prompt-filter chunk, a usage chunk) starts nothing: message_start
+  // waits for the first choice, which names the model.
+  if (choice) e.start();
   const delta = (choice?.delta ?? {}) as Json;
   if (typeof delta.content === 'string' && delta.content !== '') e.text(delta.content);
   if (typeof delta.refusal === 'string' && delta.refusal !== '') {
