@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import Anthropic from '@anthropic-ai/sdk';
-import { anthropicError, FakeAnthropic, messageStream } from '../fakes/anthropic-server.js';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { anthropicError, FakeAnthropic, fakeTokenCount, messageStream } from '../fakes/anthropic-server.js';
 import { FakeOpenAI } from '../fakes/openai-server.js';
 import { FakeVertex } from '../fakes/vertex-server.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -129,5 +130,18 @@ describe('a fallback from Claude to OpenAI in the middle of a conversation', () 
     const third = await sdk.messages.stream(ask(history)).finalMessage();
     expect(third.content).toEqual([{ type: 'text', text: 'done' }]);
     expect(anthropic.requests.at(-1)!.body.messages).toEqual(JSON.parse(JSON.stringify(history)));
+  });
+
+  it('a token count: Claude’s when it answers, the gateway’s estimate when Claude is overloaded', async () => {
+    const sdk = configClient(gw, config());
+    const body = { model: 'claude-sonnet-4-5', messages: [{ role: 'user' as const, content: 'How long is this?' }] };
+    const counted = await sdk.messages.countTokens(body);
+    anthropic.enqueue('/v1/messages/count_tokens', anthropicError(529, 'overloaded_error', 'Overloaded'));
+    const estimated = await sdk.messages.countTokens(body);
+    expect(anthropic.requests.map((r) => r.path)).toEqual(['/v1/messages/count_tokens', '/v1/messages/count_tokens']);
+    expect(openai.requests).toHaveLength(0);
+    expect(counted.input_tokens).toBe(fakeTokenCount(body));
+    // The estimate's rule: 3 for the message, 3 for the answer's start, the text in o200k_base tokens.
+    expect(estimated.input_tokens).toBe(3 + 3 + countTokens('How long is this?'));
   });
 });
