@@ -141,7 +141,7 @@ describe('a fallback from Claude to OpenAI in the middle of a conversation', () 
     expect(anthropic.requests.map((r) => r.path)).toEqual(['/v1/messages/count_tokens', '/v1/messages/count_tokens']);
     expect(openai.requests).toHaveLength(0);
     expect(counted.input_tokens).toBe(fakeTokenCount(body));
-    // The estimate's rule: 3 for the message, 3 for the answer's start, the text in o200k_base tokens.
-    expect(estimated.input_tokens).toBe(3 + 3 + countTokens('How long is this?'));
+    // The estimate's rule: 4 for the message's framing, its text in o200k_base tokens.
+    expect(estimated.input_tokens).toBe(4 + countTokens('How long is this?'));
   });
 });

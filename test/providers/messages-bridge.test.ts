@@ -159,7 +159,7 @@ describe('count_tokens estimated by the gateway', () => {
     expect(imageTokens('https://x.test/a.png')).toBe(MAX_IMAGE_TOKENS);
   });
 
-  it('3 per message and 3 for the answer, each text, tool call and tool definition counted', () => {
+  it('4 per message, each text, tool call and tool definition counted', () => {
     const count = (s: string) => s.length; // a counter that is easy to follow
     const chat = {
       messages: [
@@ -169,7 +169,7 @@ describe('count_tokens estimated by the gateway', () => {
       ],
       tools: [{ type: 'function', function: { name: 'f' } }],
     };
-    expect(chatPromptTokens(chat, count)).toBe(3 + (3 + 3) + (3 + 1 + 2) + (3 + 2 + 1) + JSON.stringify({ name: 'f' }).length);
+    expect(chatPromptTokens(chat, count)).toBe((4 + 3) + (4 + 1 + 2) + (4 + 2 + 1) + JSON.stringify({ name: 'f' }).length);
   });
 
   it('the registry answers a count itself for a provider without a count endpoint, and leaves Anthropic’s to Anthropic', () => {

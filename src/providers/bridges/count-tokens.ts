@@ -2,20 +2,18 @@
  * `POST /v1/messages/count_tokens` for a provider that has no count endpoint: the gateway answers
  * with an estimate, and the provider is not called. The rule (docs/messages-api.md, and
  * docs/decisions/0022-count-tokens-estimated-by-the-gateway.md): the request is translated as a
- * Messages request to that provider would be (the same refusals), and its chat request counted with
- * OpenAI's o200k_base encoding: each text, tool call and tool definition as its tokens, 3 tokens per
- * message and 3 for the answer's start, each image by Anthropic's rule (width × height / 750, at
- * most 1,600; 1,600 when its size is unknown).
+ * Messages request to that provider would be (the same refusals), and its chat request counted:
+ * each text, tool call and tool definition by OpenAI's o200k_base tokenizer (bounded as every count
+ * of the gateway's is: src/pricing/input-tokens.ts), 4 tokens per message for its framing, each image
+ * by Anthropic's rule (width × height / 750, at most 1,600; 1,600 when its size is unknown).
  */
 import { imageSize } from '../../pricing/image-size.js';
+import { tokenizerCounter, type Counter } from '../../pricing/input-tokens.js';
+import { MESSAGE_OVERHEAD_TOKENS } from '../../pricing/usage-estimate.js';
 import type { Endpoint, JsonResult, ProviderRequest } from '../types.js';
 import { toChatBody } from './messages-request.js';
 
 type Json = Record<string, unknown>;
-type Count = (text: string) => number;
-
-/** Tokens per chat message for its role and framing, and for the start of the answer (OpenAI's chat format). */
-export const MESSAGE_TOKENS = 3;
 /** The most an image costs by Anthropic's rule (larger ones are scaled down); an image of unknown size counts this much. */
 export const MAX_IMAGE_TOKENS = 1600;
 const MAX_IMAGE_EDGE = 1568;
@@ -34,7 +32,7 @@ export function imageTokens(url: unknown): number {
   return Math.min(MAX_IMAGE_TOKENS, Math.ceil((size.width * scale * (size.height * scale)) / 750));
 }
 
-function contentTokens(content: unknown, count: Count): number {
+function contentTokens(content: unknown, count: Counter): number {
   if (typeof content === 'string') return count(content);
   if (!Array.isArray(content)) return 0;
   let n = 0;
@@ -46,10 +44,10 @@ function contentTokens(content: unknown, count: Count): number {
 }
 
 /** The estimate of a chat body's prompt: its messages, their tool calls and its tools. */
-export function chatPromptTokens(chat: Json, count: Count): number {
-  let n = MESSAGE_TOKENS;
+export function chatPromptTokens(chat: Json, count: Counter): number {
+  let n = 0;
   for (const m of (chat.messages as Json[] | undefined) ?? []) {
-    n += MESSAGE_TOKENS + contentTokens(m.content, count);
+    n += MESSAGE_OVERHEAD_TOKENS + contentTokens(m.content, count);
     for (const c of (m.tool_calls as Json[] | undefined) ?? []) {
       const fn = (c.function ?? {}) as Json;
       n += count(String(fn.name ?? '')) + count(String(fn.arguments ?? ''));
@@ -59,22 +57,11 @@ export function chatPromptTokens(chat: Json, count: Count): number {
   return n;
 }
 
-let encoder: Promise<Count> | undefined;
-
-/** OpenAI's o200k_base token count, loaded on first use (its tables take a while to load); special tokens counted as text. */
-function o200k(): Promise<Count> {
-  encoder ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => {
-    const options = { disallowedSpecial: new Set<string>() };
-    return (text: string) => (text === '' ? 0 : m.countTokens(text, options));
-  });
-  return encoder;
-}
-
 /** The gateway's answer to a token count for a provider without a count endpoint. */
 export const COUNT_TOKENS_ESTIMATE: LocalAnswer = {
   endpoint: 'count_tokens',
   async answer(req) {
     const chat = toChatBody(req.body ?? {}, false);
-    return { body: { input_tokens: chatPromptTokens(chat, await o200k()) } };
+    return { body: { input_tokens: chatPromptTokens(chat, tokenizerCounter('o200k_base')) } };
   },
 };
