@@ -60,6 +60,16 @@ describe('a Messages request → chat', () => {
     expect(none.parallel_tool_calls).toBeUndefined();
   });
 
+  it('a tool description longer than OpenAI takes moves to the system message, under a heading the function points at', () => {
+    const long = `Runs a command. ${'Quote paths with spaces. '.repeat(60)}`;
+    const chat = toChatBody({ model: 'm', system: 'Be terse.', messages: [{ role: 'user', content: 'go' }], tools: [{ name: 'Bash', description: long, input_schema: { type: 'object' } }, { name: 'Read', description: 'Reads a file.', input_schema: { type: 'object' } }] }, false);
+    expect(long.length).toBeGreaterThan(1024);
+    expect(chat.messages[0]).toEqual({ role: 'system', content: `Be terse.\n\n# Tool Bash\n\n${long}` });
+    expect(chat.tools.map((t: Json) => t.function.description)).toEqual(['Described in the system message, under "# Tool Bash".', 'Reads a file.']);
+    const alone = toChatBody({ model: 'm', messages: [], tools: [{ name: 'Bash', description: long, input_schema: { type: 'object' } }] }, false);
+    expect(alone.messages).toEqual([{ role: 'system', content: `# Tool Bash\n\n${long}` }]);
+  });
+
   it('what chat cannot carry is a 400 naming the field', () => {
     const at = (body: Json) => {
       const e = thrown(() => toChatBody({ model: 'm', messages: [], ...body }, false));

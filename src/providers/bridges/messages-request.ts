@@ -137,17 +137,35 @@ export function chatMessages(body: Json): Message[] {
   return out;
 }
 
-/** Custom tools → chat functions (`input_schema` as the parameters); Anthropic's own tools (server tools, `bash_…`, `text_editor_…`) are a 400. */
-function chatTools(tools: unknown): Json[] | undefined {
+/**
+ * The longest tool description OpenAI and Azure OpenAI take (longer is their 400). Claude's tools
+ * often have longer ones (Claude Code's do): such a description goes into the system message, under
+ * a heading naming the tool, and the function's own description points there.
+ */
+export const TOOL_DESCRIPTION_MAX = 1024;
+
+/** Custom tools → chat functions (`input_schema` as the parameters); Anthropic's own tools (server tools, `bash_…`, `text_editor_…`) are a 400. Long descriptions are added to `moved`. */
+function chatTools(tools: unknown, moved: string[]): Json[] | undefined {
   if (!Array.isArray(tools) || tools.length === 0) return undefined;
   return tools.map((t: Json, i) => {
     if (t.type !== undefined && t.type !== null && t.type !== 'custom') throw untranslatable(`tools[${i}].type`, `Anthropic's tool ${String(t.name)} (type ${String(t.type)})`);
     const fn: Json = { name: t.name };
-    if (typeof t.description === 'string') fn.description = t.description;
+    if (typeof t.description === 'string' && t.description.length > TOOL_DESCRIPTION_MAX) {
+      moved.push(`# Tool ${String(t.name)}\n\n${t.description}`);
+      fn.description = `Described in the system message, under "# Tool ${String(t.name)}".`;
+    } else if (typeof t.description === 'string') fn.description = t.description;
     fn.parameters = t.input_schema ?? { type: 'object', properties: {} };
     if (typeof t.strict === 'boolean') fn.strict = t.strict;
     return { type: 'function', function: fn };
   });
+}
+
+/** Long tool descriptions appended to the system message (one made first when there is none). */
+function addToSystem(messages: Message[], moved: string[]): void {
+  if (moved.length === 0) return;
+  const text = moved.join('\n\n');
+  if (messages[0]?.role === 'system') messages[0].content = `${String(messages[0].content)}\n\n${text}`;
+  else messages.unshift({ role: 'system', content: text });
 }
 
 /** tool_choice → chat's: auto, any (required), a named tool, none; `disable_parallel_tool_use` → parallel_tool_calls: false. */
@@ -163,9 +181,12 @@ function setToolChoice(out: Json, choice: unknown): void {
 /** The chat completions body of a Messages body; fields chat shares (temperature, top_p) and unknown ones kept. */
 export function toChatBody(body: Json, stream: boolean): Json {
   if (body.mcp_servers !== undefined) throw untranslatable('mcp_servers', 'MCP servers (a server tool)');
-  const out: Json = { model: body.model, messages: chatMessages(body) };
+  const messages = chatMessages(body);
+  const out: Json = { model: body.model, messages };
   if (typeof body.max_tokens === 'number') out.max_completion_tokens = body.max_tokens;
-  const tools = chatTools(body.tools);
+  const moved: string[] = [];
+  const tools = chatTools(body.tools, moved);
+  addToSystem(messages, moved);
   if (tools) {
     out.tools = tools;
     setToolChoice(out, body.tool_choice);
