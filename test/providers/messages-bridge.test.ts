@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { toChatBody } from '../../src/providers/bridges/messages-request.js';
 import { messageObject, messagesUsage } from '../../src/providers/bridges/messages-answer.js';
@@ -64,10 +65,17 @@ describe('a Messages request → chat', () => {
     const long = `Runs a command. ${'Quote paths with spaces. '.repeat(60)}`;
     const chat = toChatBody({ model: 'm', system: 'Be terse.', messages: [{ role: 'user', content: 'go' }], tools: [{ name: 'Bash', description: long, input_schema: { type: 'object' } }, { name: 'Read', description: 'Reads a file.', input_schema: { type: 'object' } }] }, false);
     expect(long.length).toBeGreaterThan(1024);
-    expect(chat.messages[0]).toEqual({ role: 'system', content: `Be terse.\n\n# Tool Bash\n\n${long}` });
-    expect(chat.tools.map((t: Json) => t.function.description)).toEqual(['Described in the system message, under "# Tool Bash".', 'Reads a file.']);
+    expect((chat.messages as Json[])[0]).toEqual({ role: 'system', content: `Be terse.\n\n# Tool Bash\n\n${long}` });
+    expect((chat.tools as Json[]).map((t) => t.function.description)).toEqual(['Described in the system message, under "# Tool Bash".', 'Reads a file.']);
     const alone = toChatBody({ model: 'm', messages: [], tools: [{ name: 'Bash', description: long, input_schema: { type: 'object' } }] }, false);
     expect(alone.messages).toEqual([{ role: 'system', content: `# Tool Bash\n\n${long}` }]);
+  });
+
+  it('a user id longer than OpenAI takes is sent as its SHA-256 (64 hex digits, the same for the same user)', () => {
+    const long = `user_${'a'.repeat(64)}_account_1234_session_5678`;
+    const user = toChatBody({ model: 'm', messages: [], metadata: { user_id: long } }, false).user;
+    expect(user).toBe(createHash('sha256').update(long).digest('hex'));
+    expect(toChatBody({ model: 'm', messages: [], metadata: { user_id: 'short-id' } }, false).user).toBe('short-id');
   });
 
   it('what chat cannot carry is a 400 naming the field', () => {

@@ -6,6 +6,7 @@
  * model's own record, which no other model can read or must answer); what chat cannot carry (a
  * server tool, a document by file or by PDF) is a 400 naming the field.
  */
+import { createHash } from 'node:crypto';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ProviderRequest } from '../types.js';
 
@@ -168,6 +169,14 @@ function addToSystem(messages: Message[], moved: string[]): void {
   else messages.unshift({ role: 'system', content: text });
 }
 
+/** The longest `user` OpenAI takes (longer is its 400); Claude Code's user ids are longer. */
+export const USER_MAX = 64;
+
+/** `metadata.user_id` as chat's `user`: as it is, or, when longer than OpenAI takes, its SHA-256 in hex (64 characters, the same for the same user). */
+export function chatUser(id: string): string {
+  return id.length <= USER_MAX ? id : createHash('sha256').update(id).digest('hex');
+}
+
 /** tool_choice → chat's: auto, any (required), a named tool, none; `disable_parallel_tool_use` → parallel_tool_calls: false. */
 function setToolChoice(out: Json, choice: unknown): void {
   if (!isObj(choice)) return;
@@ -193,7 +202,7 @@ export function toChatBody(body: Json, stream: boolean): Json {
   }
   if (Array.isArray(body.stop_sequences) && body.stop_sequences.length > 0) out.stop = body.stop_sequences;
   const user = isObj(body.metadata) ? body.metadata.user_id : undefined;
-  if (typeof user === 'string') out.user = user;
+  if (typeof user === 'string') out.user = chatUser(user);
   for (const k in body) if (!MESSAGES_ONLY.has(k) && !(k in out) && body[k] !== undefined) out[k] = body[k];
   // The usage chunk is asked for: message_delta reports it (cache reads included).
   if (stream) Object.assign(out, { stream: true, stream_options: { include_usage: true } });
