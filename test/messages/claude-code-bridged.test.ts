@@ -36,7 +36,7 @@ afterAll(async () => {
   await Promise.all([anthropic?.close(), openai?.close(), vertex?.close()]);
 });
 
-const openaiTarget = () => ({ provider: 'openai', api_key: 'sk-openai-session', custom_host: openai.baseUrl, override_params: { model: 'gpt-4o' } });
+const openaiTarget = () => ({ provider: 'openai', api_key: 'sk-openai-session', custom_host: openai.baseUrl, override_params: { model: 'gpt-4o', max_tokens: 16384 } });
 const geminiTarget = () => ({ provider: 'vertex-ai', api_key: TOKEN, custom_host: vertex.baseUrl, cloud_c_region: 'us-central1', cloud_c_project_id: 'p', override_params: { model: 'gemini-2.5-flash' } });
 const anthropicTarget = () => ({ provider: 'anthropic', api_key: ANT_KEY, custom_host: anthropic.baseUrl });
 
@@ -67,7 +67,8 @@ describe('Claude Code’s turn on other model families', () => {
       { role: 'tool', tool_call_id: 'toolu_01A09q90qw90lq917835lq9', content: recorded.messages[2]!.content[0]!.content },
     ]);
     expect(up!.body.tools.map((t: { function: { name: string; parameters: unknown } }) => [t.function.name, t.function.parameters])).toEqual(recorded.tools.map((t) => [t.name, t.input_schema]));
-    expect(up!.body).toMatchObject({ model: 'gpt-4o', max_completion_tokens: 32000, temperature: 1, user: 'user_3f1c_account_9a2b_session_77e0', stream: true });
+    // Claude Code asks for 32,000 output tokens; the target's override_params bring it to what gpt-4o writes.
+    expect(up!.body).toMatchObject({ model: 'gpt-4o', max_completion_tokens: 16384, temperature: 1, user: 'user_3f1c_account_9a2b_session_77e0', stream: true });
     expect(up!.body.thinking).toBeUndefined();
     expect(up!.rawBody).not.toMatch(/signature|redacted_thinking|cache_control/);
     expect(up!.headers['anthropic-beta']).toBeUndefined();
