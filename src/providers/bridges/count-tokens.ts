@@ -1,7 +1,7 @@
 /**
  * `POST /v1/messages/count_tokens` for a provider that has no count endpoint: the gateway answers
  * with an estimate, and the provider is not called. The rule (docs/messages-api.md, and
- * docs/decisions/0022-count-tokens-estimated-by-the-gateway.md): the request is translated as a
+ * docs/decisions/0028-count-tokens-estimated-by-the-gateway.md): the request is translated as a
  * Messages request to that provider would be (the same refusals), and its chat request counted:
  * each text, tool call and tool definition by OpenAI's o200k_base tokenizer (bounded as every count
  * of the gateway's is: src/pricing/input-tokens.ts), 4 tokens per message for its framing, each image
