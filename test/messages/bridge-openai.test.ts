@@ -185,3 +185,16 @@ describe('count_tokens on a target without a count endpoint', () => {
     expect((err as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({ error: { param: 'tools[0].type' } });
   });
 });
+
+describe('the cache in front of a target reached through chat', () => {
+  const cached = () => configClient(rig.gw, { ...target(), cache: { mode: 'simple', max_age: 60 } });
+  const ask = { model: 'gpt-4o-mini', max_tokens: 20, messages: [{ role: 'user' as const, content: 'cache me' }] };
+
+  it('a translated stream is stored as Anthropic’s events: the same request as JSON is a hit, the message it carried', async () => {
+    const streamed = await cached().messages.stream(ask).finalMessage();
+    const { data, response } = await cached().messages.create(ask).withResponse();
+    expect(response.headers.get('x-gateway-cache-status')).toBe('HIT');
+    expect(rig.fake.requests).toHaveLength(1);
+    expect(data).toMatchObject({ id: streamed.id, content: [{ type: 'text', text: 'Hello' }], stop_reason: 'end_turn' });
+  });
+});
