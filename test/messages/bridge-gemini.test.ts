@@ -84,3 +84,15 @@ describe('messages.stream to Gemini on Vertex AI', () => {
     expect(final).toMatchObject({ stop_reason: 'tool_use', usage: { input_tokens: 20, output_tokens: 8 } });
   });
 });
+
+describe('output guardrails on a Messages stream translated from Gemini', () => {
+  it('a deny is a 446 in Anthropic’s envelope; a pass answers the translated events', async () => {
+    const guarded = (maxWords: number) => configClient(rig.gw, { ...target(), output_guardrails: [{ id: 'short', 'default.wordCount': { maxWords }, deny: true }] });
+    const ask = { model: 'gemini-2.5-flash', max_tokens: 64, messages: [{ role: 'user' as const, content: 'one two three four five' }] };
+    const err = await guarded(3).messages.stream(ask).finalMessage().then(() => undefined, (e: unknown) => e as InstanceType<typeof Anthropic.APIError>);
+    expect(err?.status).toBe(446);
+    expect(err?.error).toMatchObject({ type: 'error', error: { code: 'hooks_failed' } });
+    const final = await guarded(50).messages.stream(ask).finalMessage();
+    expect(final.content).toEqual([{ type: 'text', text: 'echo: one two three four five' }]);
+  });
+});
