@@ -1,6 +1,6 @@
-import { defer, switchMap, type Observable } from 'rxjs';
+import { catchError, defer, from, map, switchMap, throwError, type Observable } from 'rxjs';
 import type { TargetNode } from '../plan/types.js';
-import type { Endpoint, ProviderRequest, UpstreamRequest } from '../providers/types.js';
+import type { Endpoint, Provider, ProviderRequest, UpstreamRequest } from '../providers/types.js';
 import { mapRanges } from '../providers/ranges.js';
 import { fitContext } from '../providers/context-fit.js';
 import { ContextWindows } from '../pricing/context-windows.js';
@@ -64,6 +64,19 @@ function attemptStart(node: TargetNode, req: ProviderRequest, meta: AnswerMeta, 
 }
 
 /**
+ * The answer the gateway makes itself for a target whose provider does not serve the endpoint and
+ * has a local answer for it (a token count, estimated): no upstream call, so no attempt and no
+ * upstream metrics; a request it cannot answer is refused as a translation refuses one.
+ */
+function answeredLocally(provider: Provider, req: ProviderRequest, node: TargetNode): Observable<GatewayEvent> {
+  const meta: AnswerMeta = { provider: provider.descriptor.id, target: node.path, retries: 0 };
+  return from(provider.answer!(req)).pipe(
+    map((r): GatewayEvent => ({ type: 'json', status: 200, body: r.body, meta })),
+    catchError((e: unknown) => throwError(() => refusedBy(e, provider.descriptor.id, node.path))),
+  );
+}
+
+/**
  * Attempts at one target: map parameters into the provider's ranges, translate, call, decode, bounded
  * by request_timeout, measured. Cold; each subscription is one attempt, and the n-th re-subscription
  * (by a retry) is retry number n. A request the translator refuses fails with TargetCannotServe.
@@ -73,6 +86,7 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
   return defer(() => {
     let req = requestFor(node, ctx);
     const provider = deps.registry.serving(deps.registry.get(node.target.provider), req.endpoint, req.body?.model);
+    if (provider.answer) return answeredLocally(provider, req, node);
     let upstream: UpstreamRequest;
     let said: string | undefined;
     try {
