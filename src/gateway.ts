@@ -17,6 +17,7 @@ import { buildPipeline } from './compose/pipeline.js';
 import { buildProviders } from './compose/providers.js';
 import { createGatewayServer } from './compose/server.js';
 import { buildState, startState } from './compose/state.js';
+import { buildTracing } from './compose/tracing.js';
 
 export interface GatewayInit {
   options: ServerOptions;
@@ -75,8 +76,9 @@ export function createGateway(init: GatewayInit): Gateway {
   const providers = buildProviders(options, init.bootstrap, init.resolveHost);
   const state = buildState(b, init, providers);
   const pipeline = buildPipeline(b, init.random ?? Math.random, providers, state);
+  const tracing = buildTracing(options, providers, logger);
   const http = createGatewayServer(options, logger);
-  const edge = buildEdge(b, init, { providers, state, pipeline }, http.isDraining);
+  const edge = buildEdge(b, init, { providers, state, pipeline, tracing: tracing?.tracing }, http.isDraining);
   http.handle(edge.handler);
   return {
     server: http.server,
@@ -86,11 +88,14 @@ export function createGateway(init: GatewayInit): Gateway {
     generatedKey: state.generatedKey,
     async listen(port = options.port, host = options.host) {
       await startState(state, options, logger);
+      await tracing?.start();
       await declareFromBootstrap(b, edge, state);
       return http.listen(port, host);
     },
     async shutdown(timeoutMs = options['shutdown-timeout'], drainDelayMs = 0) {
       await http.drain(timeoutMs, drainDelayMs);
+      // The last spans go out before the egress closes.
+      await tracing?.tracing.shutdown().catch(() => undefined);
       await Promise.all([pipeline.close(), providers.egress.close(), state.stores.close()]);
     },
   };

@@ -1,15 +1,18 @@
 import type { Endpoint } from '../providers/types.js';
 import { responsesChunksToJson, responsesJsonToChunks } from './assemble-responses.js';
+import { messagesChunksToJson, messagesEventName, messagesJsonToChunks } from './assemble-messages.js';
+import type { GatewayEvent } from '../upstream/events.js';
 
 type Json = Record<string, any>;
 
 /**
  * A cached stream answered as JSON, and a cached JSON answer replayed as a stream, for the OpenAI
- * shapes (chat and legacy completions; the Responses API's in assemble-responses.ts). Pure functions
- * over parsed objects.
+ * shapes (chat and legacy completions; the Responses API's in assemble-responses.ts, Anthropic's
+ * Messages API's in assemble-messages.ts). Pure functions over parsed objects.
  */
 export function chunksToJson(endpoint: Endpoint, chunks: readonly Json[]): Json {
   if (endpoint === 'responses') return responsesChunksToJson(chunks);
+  if (endpoint === 'messages') return messagesChunksToJson(chunks);
   const first = chunks.find((c) => c && typeof c === 'object') ?? {};
   const choices = new Map<number, Json>();
   let usage: Json | undefined;
@@ -63,6 +66,7 @@ export function chunksToJson(endpoint: Endpoint, chunks: readonly Json[]): Json 
 /** A complete answer as the chunks a stream of it would have carried (content whole, one chunk each). */
 export function jsonToChunks(endpoint: Endpoint, body: Json): Json[] {
   if (endpoint === 'responses') return responsesJsonToChunks(body);
+  if (endpoint === 'messages') return messagesJsonToChunks(body);
   const base = { id: body.id, object: endpoint === 'chat' ? 'chat.completion.chunk' : 'text_completion', created: body.created, model: body.model };
   const choices = (body.choices ?? []) as Json[];
   const out: Json[] = [];
@@ -83,4 +87,10 @@ export function jsonToChunks(endpoint: Endpoint, body: Json): Json[] {
   }
   if (body.usage) out.push({ ...base, choices: [], usage: body.usage });
   return out;
+}
+
+/** A stream chunk's event for the client: on the Messages door named as its data's type (Anthropic's SSE event name). */
+export function chunkEvent(endpoint: Endpoint, data: string): Extract<GatewayEvent, { type: 'chunk' }> {
+  const event = endpoint === 'messages' ? messagesEventName(data) : undefined;
+  return event === undefined ? { type: 'chunk', data } : { type: 'chunk', data, event };
 }

@@ -1,6 +1,6 @@
 import type { Endpoint, Usage } from '../providers/types.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
-import { chunksToJson, jsonToChunks } from './assemble.js';
+import { chunkEvent, chunksToJson, jsonToChunks } from './assemble.js';
 
 /** What the cache stores: an answer as it was sent (JSON, or a stream's chunks), and who gave it. */
 export interface CacheEntry {
@@ -70,7 +70,7 @@ export function replay(entry: CacheEntry, endpoint: Endpoint, stream: boolean, c
     return [{ type: 'json', status: 200, body, raw: JSON.stringify(body), meta }];
   }
   const chunks = entry.kind === 'stream' ? entry.chunks! : jsonToChunks(endpoint, JSON.parse(entry.body!)).map((c) => JSON.stringify(c));
-  return [{ type: 'stream-start', meta }, ...withUsageAsAsked(chunks, entry, includeUsage).map((data) => ({ type: 'chunk' as const, data }))];
+  return [{ type: 'stream-start', meta }, ...withUsageAsAsked(chunks, entry, includeUsage).map((data) => chunkEvent(endpoint, data))];
 }
 
 const isUsageOnly = (data: string): boolean => {

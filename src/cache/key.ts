@@ -26,6 +26,8 @@ export interface CacheKeyInput {
   namespace: string | undefined;
   endpoint: Endpoint;
   body: Record<string, unknown> | undefined;
+  /** Request headers that change the answer (a Messages request's `anthropic-beta`); part of the key when given. */
+  headers?: Record<string, string>;
   semantic: boolean;
 }
 
@@ -41,7 +43,8 @@ export interface CacheKeys {
 export function cacheKeys(k: CacheKeyInput): CacheKeys {
   const metadata = canonicalJson(k.metadata ?? {});
   const ns = k.namespace === undefined ? metadata : k.routesOnMetadata ? `${k.namespace}\n${metadata}` : k.namespace;
-  const scope = `${k.identity}\n${k.workspace}\n${ns}\n${k.endpoint}`;
+  const endpoint = k.headers === undefined ? k.endpoint : `${k.endpoint} ${canonicalJson(k.headers)}`;
+  const scope = `${k.identity}\n${k.workspace}\n${ns}\n${endpoint}`;
   const key = `c:${sha256(`${scope}\n${canonicalBody(k.body)}`)}`;
   if (!k.semantic || k.endpoint === 'embeddings' || k.endpoint === 'models') return { key };
   const text = promptText(k.body);

@@ -25,9 +25,21 @@ function prependContent(content: unknown, prefix: string): unknown {
   return content;
 }
 
+/** A Messages request's top-level `system` with the prefix: prepended to its first text, or a block of its own before it. */
+function prefixedSystem(body: Json, p: Params): { body: Json } | { reason: string } {
+  const system = body.system;
+  const present = system !== undefined && system !== '' && !(Array.isArray(system) && system.length === 0);
+  if (present && p.onlyIfEmpty) return { reason: 'a system prompt exists' };
+  if (!present) return { body: { ...body, system: p.prefix } };
+  if (p.addToExisting) return { body: { ...body, system: prependContent(system, p.prefix) } };
+  const blocks = typeof system === 'string' ? [{ type: 'text', text: system }] : (system as unknown[]);
+  return { body: { ...body, system: [{ type: 'text', text: p.prefix }, ...blocks] } };
+}
+
 /**
- * Mutator (request only): chat — prepends `prefix` to the first message of `applyToRole`, or inserts
- * a new message (a system or developer message goes first, others last) when there is none, or when
+ * Mutator (request only): a Messages request with `applyToRole` system or developer — the prefix goes
+ * into its top-level `system`; chat (and a Messages request's turns) — prepends `prefix` to the first
+ * message of `applyToRole`, or inserts a new message (a system or developer message goes first, others last) when there is none, or when
  * `addToExisting` is false (then just before the first one); completions — prepends it to each
  * prompt. Embeddings and Responses API bodies are left alone (`data.skipped`). Always passes.
  */
@@ -45,6 +57,11 @@ export const addPrefix: CheckDef<Params> = {
       const next = typeof prompt === 'string' ? p.prefix + prompt : Array.isArray(prompt) ? prompt.map((x) => (typeof x === 'string' ? p.prefix + x : x)) : undefined;
       if (next === undefined) return { verdict: true, data: { skipped: 'no text prompt' } };
       return { verdict: true, data: { applied: 'prompt' }, transformed: { request: { body: { ...body, prompt: next } } } };
+    }
+    if (input.endpoint === 'messages' && (p.applyToRole === 'system' || p.applyToRole === 'developer')) {
+      const r = prefixedSystem(body, p);
+      if ('reason' in r) return { verdict: true, data: { applied: false, reason: r.reason } };
+      return { verdict: true, data: { applied: 'system' }, transformed: { request: { body: r.body } } };
     }
     const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
     const at = messages.findIndex((m) => m && typeof m === 'object' && (m as Json).role === p.applyToRole);

@@ -40,9 +40,11 @@ export function requestTexts(endpoint: CheckEndpoint, body: Json | undefined): {
   if (endpoint === 'responses') return responsesRequestTexts(body);
   if (endpoint === 'chat' || endpoint === 'messages') {
     // One pass, no arrays: the last user message's text (else the last message's), and every
-    // message's text joined with "\n" (an empty one still takes its line).
-    let allText = '';
-    let n = 0;
+    // message's text joined with "\n" (an empty one still takes its line). A Messages request's
+    // top-level `system` comes first, as a chat request's system message does.
+    const system = endpoint === 'messages' && body.system !== undefined ? contentText(body.system) : undefined;
+    let allText = system ?? '';
+    let n = system === undefined ? 0 : 1;
     let last = '';
     let user: string | undefined;
     if (Array.isArray(body.messages)) {
@@ -102,7 +104,8 @@ function rewriteStrings(v: unknown, fn: Rewrite): unknown {
 export function rewriteRequestText(endpoint: CheckEndpoint, body: Json | undefined, fn: Rewrite): Json | undefined {
   if (!body) return undefined;
   if (endpoint === 'responses') return rewriteResponsesRequest(body, fn);
-  if (endpoint === 'chat' || endpoint === 'messages') {
+  if (endpoint === 'messages') return rewriteMessagesRequest(body, fn);
+  if (endpoint === 'chat') {
     if (!Array.isArray(body.messages)) return undefined;
     let changed = false;
     const messages = body.messages.map((m) => {
@@ -117,6 +120,14 @@ export function rewriteRequestText(endpoint: CheckEndpoint, body: Json | undefin
   const key = endpoint === 'completions' ? 'prompt' : 'input';
   const next = rewriteStrings(body[key], fn);
   return next === body[key] ? undefined : { ...body, [key]: next };
+}
+
+/** A Messages request's `system` (a string or text blocks) and turns rewritten; undefined when unchanged. */
+function rewriteMessagesRequest(body: Json, fn: Rewrite): Json | undefined {
+  const system = body.system === undefined ? undefined : rewriteContent(body.system, fn);
+  const turns = rewriteRequestText('chat', body, fn);
+  if (system === body.system) return turns;
+  return { ...(turns ?? body), system };
 }
 
 /** Applies `fn` to every choice's text of a response; the new body, or undefined when unchanged. */

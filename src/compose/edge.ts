@@ -2,6 +2,8 @@ import type { RequestListener } from 'node:http';
 import { createHandler } from '../http/app.js';
 import type { AppDeps } from '../http/deps.js';
 import type { HotRoute } from '../http/router.js';
+import { Exposition } from '../metrics/exposition.js';
+import type { Tracing } from '../metrics/tracing.js';
 import { ApiKeysService } from '../management/api-keys.js';
 import { callerScope } from '../management/common.js';
 import { checksValidator, GuardrailsService, type ValidateChecks } from '../management/guardrails.js';
@@ -33,17 +35,20 @@ export interface Edge {
 }
 
 /** The management APIs' services over the stores, the resolver, and the handler serving them and the proxied endpoints. */
-export function buildEdge(b: Basics, extras: EdgeExtras, parts: { providers: Providers; state: State; pipeline: Pipeline }, isDraining: () => boolean): Edge {
+export function buildEdge(b: Basics, extras: EdgeExtras, parts: { providers: Providers; state: State; pipeline: Pipeline; tracing?: Tracing | undefined }, isDraining: () => boolean): Edge {
   const { options, logger, telemetry, now } = b;
   const { providers, state, pipeline } = parts;
   const { stores, catalog } = state;
   const policies = new PoliciesService(stores.policies, stores.usage, now);
   const prompts = new PromptsService(stores.prompts);
+  const responses = new ResponsesService(stores.responses, pipeline.stages.responses?.background, stores.responseCancels);
+  // With Redis, the other instances' cancel requests reach the runs of this one (closed with the stores).
+  stores.responseCancels?.serve((id) => responses.stopHere(id));
   const deps: AppDeps = {
     resolver: new ConfigResolver(pipeline.planDeps, catalog.savedConfigs),
     pipeline: pipeline.deps,
     stages: pipeline.stages,
-    metrics: telemetry.registry,
+    metrics: new Exposition(telemetry.registry),
     apiKeys: catalog.apiKeys,
     guardrails: new GuardrailsService(stores.guardrails, extras.validateChecks ?? checksValidator(resolveCheck)),
     prompts,
@@ -58,10 +63,11 @@ export function buildEdge(b: Basics, extras: EdgeExtras, parts: { providers: Pro
       bootstrapFile: options.bootstrap,
     }),
     requestLogs: stores.requestLogs,
-    responses: new ResponsesService(stores.responses, pipeline.stages.responses?.background),
+    responses,
     logger,
     bodyLimitBytes: options['body-limit'],
     isDraining,
   };
+  if (parts.tracing) deps.tracing = parts.tracing;
   return { handler: createHandler(deps, extras.routes), policies, prompts };
 }

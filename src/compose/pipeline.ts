@@ -4,6 +4,7 @@ import { PipelineError } from '../config/pipelines.js';
 import type { Config } from '../config/schema.js';
 import { hooksSummary } from '../http/request-log.js';
 import type { HookStageDeps } from '../operators/request-hooks.js';
+import { ContextWindows } from '../pricing/context-windows.js';
 import type { CacheDeps, PipelineDeps } from '../pipeline/context.js';
 import { providerEmbedder } from '../pipeline/provider-embedder.js';
 import type { Stages } from '../pipeline/run-request.js';
@@ -54,6 +55,7 @@ export function buildPipeline(b: Basics, random: () => number, providers: Provid
     now,
     random,
     fetch: egress.fetch,
+    contextWindows: new ContextWindows(b.bootstrap?.context_windows),
   };
   const deps: PipelineDeps = { ...calls, cache: cacheDeps(b, state, planDeps, calls), hooks: hookDeps(b, checkDeps) };
   const usageLimits = buildUsageLimits(b, providers, state, checkDeps.http);

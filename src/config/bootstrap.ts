@@ -7,6 +7,7 @@ import { declaredId, UsageLimitEntrySchema } from './usage-limits.js';
 import { declaredPromptId, PromptEntrySchema } from './prompts.js';
 import { API_KEY_SCOPES } from '../security/api-keys.js';
 import { PricesSchema } from './prices.js';
+import { ContextWindowsSchema } from './context-windows.js';
 
 const str = z.string().min(1);
 
@@ -51,6 +52,8 @@ export const BootstrapSchema = z.strictObject({
   prompts: z.array(PromptEntrySchema).optional(),
   /** Prices over the shipped table: provider → model (or `*`) → {input, cached_input?, cache_write_input?, output}, USD per million tokens. */
   prices: PricesSchema.optional(),
+  /** Context windows over the shipped table: model (or `*`, the default for unknown models) → tokens. */
+  context_windows: ContextWindowsSchema.optional(),
 });
 export type Bootstrap = z.infer<typeof BootstrapSchema>;
 

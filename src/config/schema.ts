@@ -24,6 +24,16 @@ export type StrategyMode = (typeof STRATEGY_MODES)[number];
 /** Modes that route among `targets` and so need at least one. */
 const MULTI_TARGET_MODES: readonly string[] = ['loadbalance', 'fallback', 'conditional', 'race'];
 
+export const LOADBALANCE_ALGORITHMS = ['weighted', 'least_latency'] as const;
+export type LoadbalanceAlgorithm = (typeof LOADBALANCE_ALGORITHMS)[number];
+
+/** Strategy fields that only one mode reads: beside any other mode they are a 400 naming them. */
+const ONLY_WITH_MODE: readonly (readonly [string, StrategyMode])[] = [
+  ['on_status_codes', 'fallback'],
+  ['hedge_after_ms', 'race'],
+  ['algorithm', 'loadbalance'],
+];
+
 export const ConditionSchema = z.strictObject({
   query: JsonObject,
   then: z.string().min(1, 'then must name a target'),
@@ -37,6 +47,8 @@ export const StrategySchema = z
     on_status_codes: StatusCodes.optional(),
     /** Gateway addition: delay between the staggered requests of `race`. */
     hedge_after_ms: z.number().int().min(0).optional(),
+    /** Gateway addition: how `loadbalance` picks (docs/routing.md); weighted random by default. */
+    algorithm: z.enum(LOADBALANCE_ALGORITHMS).optional(),
   })
   .superRefine(
     (s, ctx) => {
@@ -73,21 +85,15 @@ export const StrategySchema = z
           }
         }
       }
-      if (mode !== 'fallback' && has('on_status_codes')) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['on_status_codes'],
-          message: `on_status_codes is only allowed when mode is "fallback" (mode is "${mode}")`,
-          input: (s as Record<string, unknown>).on_status_codes,
-        });
-      }
-      if (mode !== 'race' && has('hedge_after_ms')) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['hedge_after_ms'],
-          message: `hedge_after_ms is only allowed when mode is "race" (mode is "${mode}")`,
-          input: (s as Record<string, unknown>).hedge_after_ms,
-        });
+      for (const [k, only] of ONLY_WITH_MODE) {
+        if (mode !== only && has(k)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [k],
+            message: `${k} is only allowed when mode is "${only}" (mode is "${mode}")`,
+            input: (s as Record<string, unknown>)[k],
+          });
+        }
       }
     },
     { when: (p) => isPlainObject(p.value) },

@@ -32,7 +32,7 @@ export class TargetCannotServe extends GatewayError {
 }
 
 /** Codes a translator uses to say the request asks for what the provider has not got. */
-const REFUSING = new Set(['invalid_request_body', 'unsupported_endpoint']);
+const REFUSING = new Set(['invalid_request_body', 'unsupported_endpoint', 'context_length_exceeded']);
 
 /** A translator's error → a TargetCannotServe naming the target; any other error as it is. */
 export function refusedBy(err: unknown, provider: string, target: string): unknown {

@@ -10,6 +10,11 @@ export const ERROR_CATALOG = {
   invalid_request_body: { status: 400, type: 'invalid_request_error', message: 'The request body is invalid.' },
   invalid_header: { status: 400, type: 'invalid_request_error', message: 'A request header is invalid.' },
   invalid_query_parameter: { status: 400, type: 'invalid_request_error', message: 'A query parameter is invalid.' },
+  context_length_exceeded: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: "The input does not fit in the model's context window.",
+  },
   invalid_config: { status: 400, type: 'invalid_request_error', message: 'The gateway config is invalid.' },
   missing_provider: {
     status: 400,

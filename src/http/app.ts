@@ -76,9 +76,10 @@ function createFrameworkApp(deps: AppDeps): express.Express {
     if (deps.isDraining()) res.status(503).json({ status: 'draining' });
     else res.json({ status: 'ready' });
   });
-  app.get('/metrics', (_req, res, next) => {
-    deps.metrics.metrics().then((text) => {
-      res.setHeader('content-type', deps.metrics.contentType);
+  app.get('/metrics', (req, res, next) => {
+    deps.metrics.scrape(req.headers.accept).then(({ contentType, text }) => {
+      res.setHeader('content-type', contentType);
+      res.setHeader('vary', 'accept');
       res.end(text);
     }, next);
   });

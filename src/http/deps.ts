@@ -1,4 +1,5 @@
-import type { Registry } from 'prom-client';
+import type { Exposition } from '../metrics/exposition.js';
+import type { Tracing } from '../metrics/tracing.js';
 import { bearerToken, headerValue, REQUEST_HEADERS } from '../config/headers.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { ERROR_CATALOG } from '../errors/codes.js';
@@ -43,7 +44,10 @@ export interface AppDeps {
   responses?: ResponsesService;
   logger: Logger;
   bodyLimitBytes: number;
-  metrics: Registry;
+  /** GET /metrics: the registry's text, classic or OpenMetrics as the scraper's Accept header asks. */
+  metrics: Exposition;
+  /** Request tracing (--otlp-endpoint); absent: off, and no span is made. */
+  tracing?: Tracing;
   /** True once shutdown has begun: /ready answers 503 and connections are not kept alive. */
   isDraining: () => boolean;
 }

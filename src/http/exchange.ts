@@ -3,6 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { headerValue, REQUEST_HEADERS, requestSettings, type RequestSettings } from '../config/headers.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { Telemetry } from '../metrics/telemetry.js';
+import type { RequestSpan } from '../metrics/tracing.js';
+import { requestEnd } from './trace-end.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { PromptUse } from '../pipeline/prompt.js';
 import type { AnswerMeta } from '../upstream/events.js';
@@ -51,11 +53,18 @@ export class Exchange {
    * scenario shows as garbage-collection time per request.
    */
   subscription: { unsubscribe(): void } | undefined;
+  /** The request's span when tracing is on (started by parseRequest); ended with the response. */
+  span: RequestSpan | undefined = undefined;
   /** Ended early by `interruptExchange` (not by the client). */
   interrupted = false;
   /** Set when reading the headers failed: the response to send instead of running the route. */
   readonly startError: unknown;
   private readonly start = performance.now();
+
+  /** When the exchange began, in epoch ms (a span's start). */
+  get startedAtMs(): number {
+    return performance.timeOrigin + this.start;
+  }
 
   constructor(
     readonly req: IncomingMessage,
@@ -90,9 +99,16 @@ export class Exchange {
     if (ctx) {
       const now = this.out.now();
       const upstreamMs = ctx.outcome.upstreamWaitMs(now);
-      this.out.telemetry.request(ctx.request.endpoint, res.statusCode, latencyMs / 1000, (latencyMs - upstreamMs) / 1000);
+      this.out.telemetry.request(ctx.request.endpoint, res.statusCode, latencyMs / 1000, (latencyMs - upstreamMs) / 1000, this.traceId);
     }
     this.out.requestLog(this, latencyMs);
     if (this.recorded) this.out.record(this, latencyMs);
+    if (this.span) {
+      try {
+        this.span.end(requestEnd(this));
+      } catch {
+        // a tracing failure never fails the exchange's bookkeeping
+      }
+    }
   }
 }

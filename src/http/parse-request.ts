@@ -23,7 +23,7 @@ export interface ParseRoute {
   pathname: string;
 }
 
-type ParseDeps = Pick<AppDeps, 'apiKeys' | 'resolver' | 'promptRenderer' | 'bodyLimitBytes' | 'pipeline'>;
+type ParseDeps = Pick<AppDeps, 'apiKeys' | 'resolver' | 'promptRenderer' | 'bodyLimitBytes' | 'pipeline' | 'tracing'>;
 
 /** The raw body, its prompt rendered, validated → the request's context (`ex.ctx`); throws the 400. */
 function contextOf(ex: Exchange, route: ParseRoute, deps: ParseDeps, plan: PlanNode, raw: unknown): RequestContext {
@@ -41,6 +41,7 @@ function contextOf(ex: Exchange, route: ParseRoute, deps: ParseDeps, plan: PlanN
     key ? tenantOfKey(key) : '',
   );
   ctx.plan = plan;
+  if (ex.span) ctx.span = ex.span;
   if (key) ctx.key = key;
   if (settings.cacheNamespace !== undefined) ctx.cacheNamespace = settings.cacheNamespace;
   if (settings.cacheForceRefresh) ctx.cacheForceRefresh = true;
@@ -58,6 +59,8 @@ function contextOf(ex: Exchange, route: ParseRoute, deps: ParseDeps, plan: PlanN
  */
 export function parseRequest(ex: Exchange, route: ParseRoute, deps: ParseDeps, done: (err: unknown, ctx?: RequestContext) => void): void {
   let plan: PlanNode;
+  // Tracing on: the request's span starts with the exchange (a refusal below is traced too).
+  if (deps.tracing) ex.span = deps.tracing.startRequest(ex.traceId, ex.startedAtMs);
   try {
     authenticate(ex, deps.apiKeys);
     plan = deps.resolver.resolve(ex.headers, ex.gatewayKey);

@@ -6,7 +6,8 @@ import type { ApiKeyRecord } from '../security/api-keys.js';
 import { sameTenant } from '../security/tenancy.js';
 import type { ResponseStore, StoredResponse } from '../state/response-store.js';
 import type { BackgroundRuns } from '../pipeline/background-runs.js';
-import { CANCELLED } from '../pipeline/response-stage.js';
+import { CANCELLED } from '../pipeline/background-stage.js';
+import type { CancelChannel } from '../state/cancel-channel.js';
 import { callerScope } from './common.js';
 
 /** GET /v1/responses/:id/input_items: OpenAI's cursor page (`after` an item id, `limit` 1-100, `order`). */
@@ -22,6 +23,9 @@ const InputItemsQuery = z.strictObject({
 });
 
 const GetQuery = z.strictObject({});
+
+/** The statuses of a background response not yet over: another instance may be running it. */
+const RUNNING = new Set(['queued', 'in_progress']);
 
 type Query = Readonly<Record<string, unknown>>;
 
@@ -49,6 +53,8 @@ export class ResponsesService {
     private readonly store: ResponseStore,
     /** The background responses this process runs (POST .../cancel stops them); absent: none run here. */
     private readonly background?: BackgroundRuns,
+    /** With Redis: asks the other instances to stop a response this one does not run. */
+    private readonly cancels?: CancelChannel,
   ) {}
 
   /** The stored record, when `key`'s tenant owns it; else 404 `response_not_found`. */
@@ -83,22 +89,38 @@ export class ResponsesService {
 
   /**
    * POST /v1/responses/:id/cancel: a background response this process runs is stopped (its upstream
-   * call aborted) and stored `cancelled`; one that has ended, or runs on another instance, is answered
-   * as stored. A response made without `background` is a 400.
+   * call aborted) and stored `cancelled`; one that runs on another instance (with Redis) is stopped
+   * there, and answered once that instance stored it; one that has ended is answered as stored. A
+   * response made without `background` is a 400.
    */
   async cancel(id: string, key: ApiKeyRecord | undefined): Promise<Record<string, unknown>> {
     const record = await this.owned(id, key);
     if (record.response.background !== true) {
       throw new GatewayError('invalid_request_body', `Only a background response can be cancelled; "${id}" was not made with background: true.`, { param: 'response_id' });
     }
-    if (!this.background?.cancel(id)) return record.response;
-    const response = { ...record.response, ...CANCELLED };
+    if (await this.stopHere(id, record)) return { ...record.response, ...CANCELLED };
+    if (!this.cancels || !RUNNING.has(record.response.status as string)) return record.response;
     try {
-      await this.store.put({ ...record, response });
+      await this.cancels.request(id);
+    } catch (e) {
+      throw new GatewayError('store_unavailable', 'The cancel could not reach the other instances (Redis); retry.', { cause: e });
+    }
+    return (await this.owned(id, key)).response;
+  }
+
+  /**
+   * Stops background response `id` when this process runs it, and stores it `cancelled`; false when
+   * it does not run here. Other instances' cancel requests (with Redis) are answered by this.
+   */
+  async stopHere(id: string, known?: StoredResponse): Promise<boolean> {
+    if (!this.background?.cancel(id)) return false;
+    try {
+      const record = known ?? (await this.store.get(id));
+      if (record) await this.store.put({ ...record, response: { ...record.response, ...CANCELLED } });
     } catch (e) {
       throw new GatewayError('store_unavailable', 'The response was cancelled, but the store (Redis) did not take its new status.', { cause: e });
     }
-    return response;
+    return true;
   }
 
   async inputItems(id: string, query: Query, key: ApiKeyRecord | undefined): Promise<InputItemsPage> {

@@ -94,6 +94,9 @@ export class PrometheusTelemetry extends TargetMetrics implements Telemetry {
 
   constructor(maxTargets = 500, defaultMetrics = true) {
     super(maxTargets);
+    // Both outcomes at 0 from the start: these errors come in short bursts (a Redis outage), and a
+    // series that first appears at its burst's total shows no increase to rate().
+    for (const outcome of ['admitted', 'refused']) this.limitStoreErrors.cell(outcome);
     if (defaultMetrics) {
       collectDefaultMetrics({ register: this.registry });
       // prom-client's gauges named *_total fail `promtool check metrics`; each is the sum of its

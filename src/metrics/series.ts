@@ -12,7 +12,10 @@ import type { Registry } from 'prom-client';
  */
 
 type Labels = Record<string, string>;
-type MetricValue = { value: number; labels: Record<string, string | number>; metricName?: string };
+type Exemplar = { labelSet: Record<string, string>; value: number; timestamp: number };
+type MetricValue = { value: number; labels: Record<string, string | number>; metricName?: string; exemplar?: Exemplar };
+/** OpenMetrics caps an exemplar's label set at 128 characters: `trace_id` and its value. */
+const EXEMPLAR_TRACE_MAX = 128 - 'trace_id'.length;
 interface MetricObject {
   name: string;
   help: string;
@@ -42,16 +45,28 @@ export class GaugeCell {
   }
 }
 
+/** Per bucket, the latest observation that named a trace: its trace id, value and time (epoch ms). */
+export interface BucketExemplars {
+  readonly trace: (string | undefined)[];
+  readonly value: Float64Array;
+  readonly time: Float64Array;
+}
+
 export class HistogramCell {
   /** Observations per bucket, not cumulative; the last slot is +Inf. */
   readonly counts: Float64Array;
   sum = 0;
   count = 0;
+  /** Made at the first observation with a trace id: a cell never given one holds none. */
+  exemplars: BucketExemplars | undefined;
   constructor(private readonly bounds: readonly number[]) {
     this.counts = new Float64Array(bounds.length + 1);
   }
-  /** Non-finite values are ignored. */
-  observe(v: number): void {
+  /**
+   * Non-finite values are ignored. With `traceId`, the observation becomes its bucket's exemplar
+   * (the latest one wins; three stores into arrays made once, no allocation).
+   */
+  observe(v: number, traceId?: string): void {
     if (!Number.isFinite(v)) return;
     const b = this.bounds;
     let i = 0;
@@ -59,7 +74,20 @@ export class HistogramCell {
     this.counts[i]!++;
     this.sum += v;
     this.count++;
+    if (traceId !== undefined && traceId.length <= EXEMPLAR_TRACE_MAX) {
+      const n = b.length + 1;
+      const e = (this.exemplars ??= { trace: new Array<string | undefined>(n).fill(undefined), value: new Float64Array(n), time: new Float64Array(n) });
+      e.trace[i] = traceId;
+      e.value[i] = v;
+      e.time[i] = Date.now();
+    }
   }
+}
+
+/** Bucket `i`'s exemplar in prom-client's shape (its registry writes it in OpenMetrics only). */
+function exemplarOf(e: BucketExemplars | undefined, i: number): Exemplar | undefined {
+  const trace = e?.trace[i];
+  return trace === undefined ? undefined : { labelSet: { trace_id: trace }, value: e!.value[i]!, timestamp: e!.time[i]! / 1000 };
 }
 
 abstract class Family<C> {
@@ -150,11 +178,14 @@ export class HistogramFamily extends Family<HistogramCell> {
   protected samples(labels: Labels, cell: HistogramCell, out: MetricValue[]): void {
     let cumulative = 0;
     const bucket = `${this.name}_bucket`;
-    for (let i = 0; i < this.bounds.length; i++) {
+    const ex = cell.exemplars;
+    for (let i = 0; i <= this.bounds.length; i++) {
       cumulative += cell.counts[i]!;
-      out.push({ value: cumulative, labels: { ...labels, le: this.bounds[i]! }, metricName: bucket });
+      const v: MetricValue = { value: cumulative, labels: { ...labels, le: i < this.bounds.length ? this.bounds[i]! : '+Inf' }, metricName: bucket };
+      const exemplar = exemplarOf(ex, i);
+      if (exemplar) v.exemplar = exemplar;
+      out.push(v);
     }
-    out.push({ value: cumulative + cell.counts[this.bounds.length]!, labels: { ...labels, le: '+Inf' }, metricName: bucket });
     out.push({ value: cell.sum, labels, metricName: `${this.name}_sum` });
     out.push({ value: cell.count, labels, metricName: `${this.name}_count` });
   }

@@ -4,8 +4,8 @@ import type { CircuitStatus, Transition } from '../state/breaker-store.js';
 import type { Endpoint, Usage } from '../config/wire.js';
 import type { Outcome, TargetLabels } from './telemetry.js';
 
-/** OpenTelemetry GenAI operation names for our endpoints. */
-const OPERATION: Record<Endpoint, string> = {
+/** OpenTelemetry GenAI operation names for our endpoints (metrics and spans). */
+export const OPERATION: Record<Endpoint, string> = {
   chat: 'chat',
   completions: 'text_completion',
   embeddings: 'embeddings',
@@ -18,6 +18,12 @@ const OPERATION: Record<Endpoint, string> = {
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
 const CIRCUIT_STATES: readonly CircuitStatus[] = ['closed', 'open', 'half-open'];
+const CIRCUIT_TRANSITIONS: readonly (readonly [CircuitStatus, CircuitStatus])[] = [
+  ['closed', 'open'],
+  ['open', 'half-open'],
+  ['half-open', 'closed'],
+  ['half-open', 'open'],
+];
 
 /** Slot of a status class in a per-class array: 0 for transport, 1-9 for 1xx-9xx, 10 for anything else. */
 const classSlot = (status: number): number => (status === 0 ? 0 : status >= 100 && status < 1000 ? Math.floor(status / 100) : 10);
@@ -71,6 +77,7 @@ export class TargetMetrics {
   private readonly seenTargets = new Set<string>();
   private readonly targetCells = new WeakMap<TargetLabels, TargetCells>();
   private readonly endpointCells = new Map<string, EndpointCells>();
+  private readonly seenCircuits = new Set<string>();
 
   private readonly targetRequests = new CounterFamily(
     'sluice_target_requests_total',
@@ -143,18 +150,18 @@ export class TargetMetrics {
     this.cells(t).inFlight.inc();
   }
 
-  targetFinished(t: TargetLabels, outcome: Outcome, status: number, seconds: number): void {
+  targetFinished(t: TargetLabels, outcome: Outcome, status: number, seconds: number, traceId?: string): void {
     const c = this.cells(t);
     c.inFlight.dec();
     const o = OUTCOME_SLOT[outcome];
     const r = o * 11 + classSlot(status);
     (c.requests[r] ??= this.targetRequests.cell(c.target, t.provider, t.endpoint, OUTCOMES[o]!, statusClass(status))).inc();
-    (c.duration[o] ??= this.operationDuration.cell(c.target, t.provider, OPERATION[t.endpoint], OUTCOMES[o]!)).observe(seconds);
+    (c.duration[o] ??= this.operationDuration.cell(c.target, t.provider, OPERATION[t.endpoint], OUTCOMES[o]!)).observe(seconds, traceId);
   }
 
-  timeToFirstToken(t: TargetLabels, seconds: number): void {
+  timeToFirstToken(t: TargetLabels, seconds: number, traceId?: string): void {
     const c = this.cells(t);
-    (c.ttft ??= this.ttft.cell(c.target, t.provider, OPERATION[t.endpoint])).observe(seconds);
+    (c.ttft ??= this.ttft.cell(c.target, t.provider, OPERATION[t.endpoint])).observe(seconds, traceId);
   }
 
   tokens(t: TargetLabels, usage: Usage): void {
@@ -174,17 +181,23 @@ export class TargetMetrics {
 
   circuit(targetName: string, status: CircuitStatus, transition?: Transition): void {
     const target = this.target(targetName);
+    if (!this.seenCircuits.has(target)) {
+      // Every transition a circuit can make, at 0 from the start: a counter series that first appears
+      // at 1 shows no increase to rate(), so the first opening would never be charted.
+      this.seenCircuits.add(target);
+      for (const [from, to] of CIRCUIT_TRANSITIONS) this.circuitTransitions.cell(target, from, to);
+    }
     for (const s of CIRCUIT_STATES) this.circuitState.cell(target, s).set(s === status ? 1 : 0);
     if (transition) this.circuitTransitions.cell(target, transition.from, transition.to).inc();
   }
 
-  request(endpoint: string, status: number, totalSeconds: number, overheadSeconds: number): void {
+  request(endpoint: string, status: number, totalSeconds: number, overheadSeconds: number, traceId?: string): void {
     let e = this.endpointCells.get(endpoint);
     if (!e) {
       e = { duration: [], overhead: this.overhead.cell(endpoint) };
       this.endpointCells.set(endpoint, e);
     }
-    (e.duration[classSlot(status)] ??= this.requestDuration.cell(endpoint, statusClass(status))).observe(totalSeconds);
+    (e.duration[classSlot(status)] ??= this.requestDuration.cell(endpoint, statusClass(status))).observe(totalSeconds, traceId);
     e.overhead.observe(Math.max(0, overheadSeconds));
   }
 }

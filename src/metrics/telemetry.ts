@@ -15,9 +15,12 @@ export type Outcome = 'success' | 'error' | 'timeout' | 'cancelled' | 'circuit_o
  */
 export interface Telemetry {
   targetStarted(t: TargetLabels): void;
-  /** One upstream attempt ended. `status` is the HTTP status (0 for a transport error). */
-  targetFinished(t: TargetLabels, outcome: Outcome, status: number, seconds: number): void;
-  timeToFirstToken(t: TargetLabels, seconds: number): void;
+  /**
+   * One upstream attempt ended. `status` is the HTTP status (0 for a transport error). `traceId`
+   * (here and on the other latency figures): the request's, kept as its histogram bucket's exemplar.
+   */
+  targetFinished(t: TargetLabels, outcome: Outcome, status: number, seconds: number, traceId?: string): void;
+  timeToFirstToken(t: TargetLabels, seconds: number, traceId?: string): void;
   tokens(t: TargetLabels, usage: Usage): void;
   retry(t: TargetLabels): void;
   /** A fallback node moved past a failed child. */
@@ -28,7 +31,7 @@ export interface Telemetry {
   /** A state store operation (cache, vectors, breaker) with its duration; failed ones count as errors. */
   storeOperation(store: string, operation: string, seconds: number, ok: boolean): void;
   /** Gateway-wide: the request's total time and the part not spent waiting on upstreams. */
-  request(endpoint: string, status: number, totalSeconds: number, overheadSeconds: number): void;
+  request(endpoint: string, status: number, totalSeconds: number, overheadSeconds: number, traceId?: string): void;
   /** One guardrail/hook check ran: its id (`default.<name>`), verdict (pass, fail, error) and time. */
   check(checkId: string, verdict: 'pass' | 'fail' | 'error', seconds: number): void;
   /** A hook denied a request or answer (446); `list` names its config list. */

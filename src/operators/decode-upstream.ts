@@ -4,11 +4,14 @@ import type { Provider, ProviderRequest, StreamChunk, Target } from '../provider
 import type { UpstreamHeaders, UpstreamMessage } from '../upstream/call.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 
-/** Upstream headers worth passing to the client. */
+/** Upstream headers worth passing to the client: the request id and rate limits, OpenAI's names and Anthropic's. */
+const passed = (name: string): boolean =>
+  name === 'x-request-id' || name === 'request-id' || name.startsWith('x-ratelimit-') || name.startsWith('anthropic-ratelimit-');
+
 function passOn(headers: UpstreamHeaders): Record<string, string> | undefined {
   let out: Record<string, string> | undefined;
   for (const name in headers) {
-    if (name === 'x-request-id' || name.startsWith('x-ratelimit-')) {
+    if (passed(name)) {
       const v = headers[name];
       if (v !== undefined) (out ??= {})[name] = Array.isArray(v) ? v.join(', ') : v;
     }

@@ -1,6 +1,8 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Outcome, TargetLabels, Telemetry } from '../metrics/telemetry.js';
+import type { AttemptSpan } from '../metrics/tracing.js';
+import { answerFacts, chunkFacts } from '../metrics/answer-facts.js';
 import type { AnswerMeta, GatewayEvent } from '../upstream/events.js';
 import type { Usage } from '../providers/types.js';
 import type { Spent } from './accounting.js';
@@ -32,6 +34,10 @@ export interface MeasureOptions {
   /** The attempt's target: with `account`, where the attempt is recorded. */
   meta?: AnswerMeta;
   account?: AttemptAccount;
+  /** The request's trace id: the exemplar of the attempt's duration and first-token time. */
+  traceId?: string;
+  /** Tracing on: starts the attempt's span when the attempt starts (absent: no span is made). */
+  startSpan?: () => AttemptSpan;
 }
 
 function upstreamBegin(c: UpstreamClock, now: number): void {
@@ -54,13 +60,19 @@ function noteSpent(account: AttemptAccount, meta: AnswerMeta, spent: Spent | und
   return spent;
 }
 
-function outcomeOf(err: unknown): [Outcome, number] {
+function outcomeOf(err: unknown): [Outcome, number, string?] {
   if (!(err instanceof GatewayError)) return ['error', 0];
-  if (err.code === 'request_timeout') return ['timeout', 408];
-  if (err.code === 'upstream_timeout') return ['timeout', 504];
-  if (err.code === 'circuit_open') return ['circuit_open', 503];
-  if (err.code === 'upstream_unreachable') return ['error', 0];
-  return ['error', err.status];
+  if (err.code === 'request_timeout') return ['timeout', 408, err.code];
+  if (err.code === 'upstream_timeout') return ['timeout', 504, err.code];
+  if (err.code === 'circuit_open') return ['circuit_open', 503, err.code];
+  if (err.code === 'upstream_unreachable') return ['error', 0, err.code];
+  return ['error', err.status, err.code];
+}
+
+/** What an event tells the attempt's span (tracing on only): the answer's model, finish reasons, usage. */
+function noteOnSpan(span: AttemptSpan, ev: GatewayEvent): void {
+  if (ev.type === 'json') span.note(answerFacts(ev.body), ev.usage);
+  else if (ev.type === 'chunk' && ev.comment === undefined) span.note(chunkFacts(ev.data), ev.usage);
 }
 
 /**
@@ -71,9 +83,9 @@ function outcomeOf(err: unknown): [Outcome, number] {
  * the target that failed last (`account.failed`).
  */
 /** An event's first-token time and tokens, to the target's series; a metrics failure never fails the request. */
-function observe(telemetry: Telemetry, labels: TargetLabels, ev: GatewayEvent, firstAfterS: number | undefined): void {
+function observe(telemetry: Telemetry, labels: TargetLabels, ev: GatewayEvent, firstAfterS: number | undefined, traceId: string | undefined): void {
   try {
-    if (firstAfterS !== undefined) telemetry.timeToFirstToken(labels, firstAfterS);
+    if (firstAfterS !== undefined) telemetry.timeToFirstToken(labels, firstAfterS, traceId);
     const usage = ev.type === 'stream-start' ? undefined : ev.usage;
     if (usage) telemetry.tokens(labels, usage);
   } catch {
@@ -82,7 +94,7 @@ function observe(telemetry: Telemetry, labels: TargetLabels, ev: GatewayEvent, f
 }
 
 export function measure(o: MeasureOptions): MonoTypeOperatorFunction<GatewayEvent> {
-  const { labels, telemetry, now, clock, account } = o;
+  const { labels, telemetry, now, clock, account, traceId } = o;
   const meta = account && o.meta;
   // One Observable per attempt, not defer + tap (it runs on every event of every request):
   // throughput: measure, decodeUpstream and accounting built from RxJS operators cost at least 22%
@@ -94,19 +106,21 @@ export function measure(o: MeasureOptions): MonoTypeOperatorFunction<GatewayEven
       let finished = false;
       let status = 200;
       let spent: Spent | undefined;
+      const span = o.startSpan?.();
       try {
         telemetry.targetStarted(labels);
       } catch {
         // a metrics failure never fails the request
       }
       upstreamBegin(clock, start);
-      const finish = (outcome: Outcome, code: number): void => {
+      const finish = (outcome: Outcome, code: number, errorCode?: string): void => {
         if (finished) return;
         finished = true;
         const t = now();
         upstreamEnd(clock, t);
         try {
-          telemetry.targetFinished(labels, outcome, code, (t - start) / 1000);
+          telemetry.targetFinished(labels, outcome, code, (t - start) / 1000, traceId);
+          span?.end(outcome, code, errorCode);
         } catch {
           // a metrics failure never fails or hangs the request
         }
@@ -115,7 +129,8 @@ export function measure(o: MeasureOptions): MonoTypeOperatorFunction<GatewayEven
         next: (ev) => {
           if (ev.type === 'json') status = ev.status;
           if (meta) spent = noteSpent(account!, meta, spent, ev.type === 'stream-start' ? undefined : ev.usage);
-          observe(telemetry, labels, ev, first && ev.type === 'stream-start' ? (now() - start) / 1000 : undefined);
+          observe(telemetry, labels, ev, first && ev.type === 'stream-start' ? (now() - start) / 1000 : undefined, traceId);
+          if (span) noteOnSpan(span, ev);
           first = false;
           subscriber.next(ev);
         },

@@ -1,5 +1,5 @@
 import { defer, EMPTY, from, identity, mergeMap, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
-import { chunksToJson, jsonToChunks } from '../cache/assemble.js';
+import { chunkEvent, chunksToJson, jsonToChunks } from '../cache/assemble.js';
 import { runInTurn, type HookRun, type HookSpec } from '../checks/hooks.js';
 import { responseInput } from '../checks/text.js';
 import type { CheckEndpoint, CheckInput } from '../checks/types.js';
@@ -152,7 +152,7 @@ function checkedStream(stage: AnswerStage, s: StreamSeen): Observable<GatewayEve
     mergeMap((body): Observable<GatewayEvent> => {
       if (!stage.hold) return EMPTY;
       if (body === assembled) return from(s.events);
-      const chunks = jsonToChunks(s.endpoint, body as never).map((c): GatewayEvent => ({ type: 'chunk', data: JSON.stringify(c) }));
+      const chunks = jsonToChunks(s.endpoint, body as never).map((c): GatewayEvent => chunkEvent(s.endpoint, JSON.stringify(c)));
       return from([s.start!, ...chunks]);
     }),
   );

@@ -1,9 +1,13 @@
-import { defer, switchMap, type Observable } from 'rxjs';
+import { catchError, defer, from, map, switchMap, throwError, type Observable } from 'rxjs';
 import type { TargetNode } from '../plan/types.js';
-import type { Endpoint, ProviderRequest, UpstreamRequest } from '../providers/types.js';
+import type { Endpoint, Provider, ProviderRequest, UpstreamRequest } from '../providers/types.js';
 import { mapRanges } from '../providers/ranges.js';
+import { fitContext } from '../providers/context-fit.js';
+import { ContextWindows } from '../pricing/context-windows.js';
 import { refusedBy } from '../errors/cannot-serve.js';
 import type { TargetLabels } from '../metrics/telemetry.js';
+import type { AttemptStart } from '../metrics/tracing.js';
+import { maxTokensOf } from '../metrics/answer-facts.js';
 import { callUpstream, type ErrorMapper } from '../upstream/call.js';
 import { prepareRequest } from '../upstream/prepare.js';
 import { redactText, secretValues } from '../config/provider-fields.js';
@@ -26,6 +30,11 @@ export function requestFor(node: TargetNode, ctx: RequestContext): ProviderReque
   return req;
 }
 
+/** The windows when the pipeline was built without its own (tests, benchmarks). */
+const SHIPPED_WINDOWS = new ContextWindows();
+
+const joinSaid = (a: string | undefined, b: string | undefined): string | undefined => (a === undefined ? b : b === undefined ? a : `${a},${b}`);
+
 /** The secret strings of a target (its key, its secret cloud fields), once per plan node. */
 const secretsOf = memoByObject((node: TargetNode): string[] => secretValues({ ...node.target.extra, api_key: node.target.api_key }));
 
@@ -39,6 +48,34 @@ export function targetLabels(node: TargetNode, endpoint: Endpoint): TargetLabels
   return (labelsByNode(node)[endpoint] ??= { target: node.id, provider: node.target.provider, endpoint });
 }
 
+/** What an attempt's span says at its start (tracing on only). */
+function attemptStart(node: TargetNode, req: ProviderRequest, meta: AnswerMeta, attempt: number): AttemptStart {
+  const body = req.body;
+  return {
+    endpoint: req.endpoint,
+    provider: meta.provider,
+    target: node.id,
+    attempt,
+    retry: meta.retries,
+    model: typeof body?.model === 'string' ? body.model : undefined,
+    maxTokens: maxTokensOf(body),
+    stream: req.stream,
+  };
+}
+
+/**
+ * The answer the gateway makes itself for a target whose provider does not serve the endpoint and
+ * has a local answer for it (a token count, estimated): no upstream call, so no attempt and no
+ * upstream metrics; a request it cannot answer is refused as a translation refuses one.
+ */
+function answeredLocally(provider: Provider, req: ProviderRequest, node: TargetNode): Observable<GatewayEvent> {
+  const meta: AnswerMeta = { provider: provider.descriptor.id, target: node.path, retries: 0 };
+  return from(provider.answer!(req)).pipe(
+    map((r): GatewayEvent => ({ type: 'json', status: 200, body: r.body, meta })),
+    catchError((e: unknown) => throwError(() => refusedBy(e, provider.descriptor.id, node.path))),
+  );
+}
+
 /**
  * Attempts at one target: map parameters into the provider's ranges, translate, call, decode, bounded
  * by request_timeout, measured. Cold; each subscription is one attempt, and the n-th re-subscription
@@ -49,20 +86,26 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
   return defer(() => {
     let req = requestFor(node, ctx);
     const provider = deps.registry.serving(deps.registry.get(node.target.provider), req.endpoint, req.body?.model);
-    const ranges = provider.descriptor.ranges;
-    const mapped = ranges && req.body ? mapRanges(ranges, req.body) : undefined;
-    if (mapped) req = { ...req, body: mapped.body };
+    if (provider.answer) return answeredLocally(provider, req, node);
     let upstream: UpstreamRequest;
+    let said: string | undefined;
     try {
+      // The Responses API's truncation rule, by the model this target sends: before ranges and translation.
+      const fitted = req.endpoint === 'responses' && req.body ? fitContext(req.body, deps.contextWindows ?? SHIPPED_WINDOWS) : undefined;
+      if (fitted) req = { ...req, body: fitted.body };
+      const ranges = provider.descriptor.ranges;
+      const mapped = ranges && req.body ? mapRanges(ranges, req.body) : undefined;
+      if (mapped) req = { ...req, body: mapped.body };
+      said = joinSaid(fitted?.said, mapped?.said);
       upstream = provider.toProvider(req, node.target, deps.registry.baseUrl(provider, node.target));
     } catch (e) {
-      // Refused in translation: the provider was never asked, so it is no attempt and no failure of
-      // this target (a fallback or loadbalance passes it over).
+      // Refused in translation (or by the model's context window): the provider was never asked, so
+      // it is no attempt and no failure of this target (a fallback or loadbalance passes it over).
       throw refusedBy(e, provider.descriptor.id, node.path);
     }
     ctx.outcome.attempts++;
     const meta: AnswerMeta = { provider: provider.descriptor.id, target: node.path, retries: retryNumber++ };
-    if (mapped) meta.paramsMapped = mapped.said;
+    if (said !== undefined) meta.paramsMapped = said;
     const secrets = secretsOf(node);
     // A provider may echo a credential in its error message: it never reaches the client or the log.
     const mapError: ErrorMapper = (status, text, headers) =>
@@ -74,6 +117,8 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
     const call = prepared
       ? prepared.pipe(switchMap((u) => callUpstream(deps.dispatcher, u, mapError, framing, flow, deps.upstreamLimits)))
       : callUpstream(deps.dispatcher, upstream, mapError, framing, flow, deps.upstreamLimits);
+    const span = ctx.span;
+    const attempt = ctx.outcome.attempts;
     return call.pipe(
       decodeUpstream({ provider, request: req, meta, target: node.target }),
       attemptTimeout<GatewayEvent>({
@@ -82,7 +127,17 @@ export function callTarget(node: TargetNode, ctx: RequestContext, deps: Pipeline
         scheduler: deps.scheduler,
         flow,
       }),
-      measure({ labels: targetLabels(node, req.endpoint), telemetry: deps.telemetry, now: deps.now, clock: ctx.outcome, meta, account: ctx.outcome }),
+      measure({
+        labels: targetLabels(node, req.endpoint),
+        telemetry: deps.telemetry,
+        now: deps.now,
+        clock: ctx.outcome,
+        meta,
+        account: ctx.outcome,
+        traceId: ctx.traceId,
+        // Tracing off: no closure, no span.
+        startSpan: span && (() => span.attempt(attemptStart(node, req, meta, attempt))),
+      }),
     );
   });
 }

@@ -6,6 +6,8 @@ import type { CacheStore } from '../state/cache-store.js';
 import type { VectorIndex } from '../state/vector-index.js';
 import type { GatewayEvent } from '../upstream/events.js';
 import type { Telemetry } from '../metrics/telemetry.js';
+import type { ContextWindows } from '../pricing/context-windows.js';
+import type { RequestSpan } from '../metrics/tracing.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { ProviderRequest } from '../providers/types.js';
 import type { BreakerStore } from '../state/breaker-store.js';
@@ -45,6 +47,8 @@ export interface PipelineDeps {
   now: () => number;
   random: () => number;
   scheduler?: SchedulerLike;
+  /** The models' context windows (the Responses API's truncation rule); absent: the shipped table. */
+  contextWindows?: ContextWindows;
   /** For providers whose `prepare` step fetches a token; absent until one needs it. */
   fetch?: typeof fetch;
 }
@@ -71,6 +75,8 @@ export interface RequestContext {
   startedAt: number;
   /** Stream requests: backpressure from the client's socket to the upstream body. */
   flow?: Flow;
+  /** The request's span when tracing is on (the edge starts it); each upstream attempt is a child of it. */
+  span?: RequestSpan;
   /** What the stages learn: usage, cost, attempts, the failing target, cache status, hook results. */
   readonly outcome: RequestOutcome;
 }

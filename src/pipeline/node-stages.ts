@@ -25,9 +25,29 @@ export function hookGate(hooks: readonly HookSpec[], deps: HookStageDeps): Wrap 
 
 /**
  * The endpoints whose answers the cache can store and replay in either form (src/cache/assemble.ts);
- * any other runs uncached (its cache status DISABLED): a Messages stream's event names are not kept.
+ * any other runs uncached (its cache status DISABLED): a token count.
  */
-const CACHEABLE: ReadonlySet<Endpoint> = new Set<Endpoint>(['chat', 'completions', 'embeddings', 'models', 'responses']);
+const CACHEABLE: ReadonlySet<Endpoint> = new Set<Endpoint>(['chat', 'completions', 'embeddings', 'models', 'responses', 'messages']);
+
+/** Request headers that change a Messages answer (beta features), kept in its cache key. */
+const ANSWER_HEADERS: Partial<Record<Endpoint, readonly string[]>> = { messages: ['anthropic-beta'] };
+
+/**
+ * The values of the request's headers that change its answer, in the cache key's form: each a list of
+ * flags, trimmed and sorted (their order and spacing change nothing); undefined when the endpoint has none.
+ */
+function answerHeaders(endpoint: Endpoint, headers: Record<string, string | string[] | undefined>): Record<string, string> | undefined {
+  const names = ANSWER_HEADERS[endpoint];
+  if (!names) return undefined;
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const v = headers[name];
+    if (v === undefined) continue;
+    const flags = (Array.isArray(v) ? v.join(',') : v).split(',').map((f) => f.trim()).filter((f) => f !== '');
+    out[name] = flags.sort().join(',');
+  }
+  return out;
+}
 
 /** The cache in front of the run inside, at the level that declares it: keys are made in cache/key.ts. */
 export function cacheStage(node: PlanNode, deps: PipelineDeps): Wrap {
@@ -50,6 +70,7 @@ export function cacheStage(node: PlanNode, deps: PipelineDeps): Wrap {
       namespace: ctx.cacheNamespace,
       endpoint: req.endpoint,
       body: req.body,
+      headers: answerHeaders(req.endpoint, req.headers),
       semantic,
     });
     return inner(ctx).pipe(

@@ -8,7 +8,7 @@ type Obj = Record<string, unknown>;
 export const PREVIOUS_CHAIN_MAX = 1000;
 
 /** An item as the next request's input: without the id the gateway gave it (a provider may not know it). */
-function asInput(item: Obj): Obj {
+export function asInput(item: Obj): Obj {
   const { id: _id, status: _status, ...rest } = item;
   if (rest.type === 'message' && rest.role === 'assistant') return { type: 'message', role: 'assistant', content: rest.content };
   return rest;

@@ -7,6 +7,7 @@ import type { PlanNode } from '../plan/types.js';
 import type { RequestOutcome } from './outcome.js';
 import { after, type Run, type Stage } from './stage.js';
 import { storedResponses, type ResponsesDeps } from './response-stage.js';
+import { backgroundStage } from './background-stage.js';
 
 /**
  * The request-level stages the composition root wires in (src/gateway.ts); absent, a stage is left
@@ -50,6 +51,11 @@ export const REQUEST_STAGES: readonly Stage<PlanNode, RequestEnv>[] = [
       // Policies come and go at run time: while none is active, a request passes with nothing made.
       return (inner) => (ctx) => (limits.idle() ? inner(ctx) : after(admit(of(ctx.outcome)), inner, ctx));
     },
+  },
+  {
+    name: 'background',
+    declared: (_plan, env) => env.responses !== undefined,
+    wrap: (_plan, env) => backgroundStage(env.usageLimits),
   },
   {
     name: 'plan',

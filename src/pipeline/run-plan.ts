@@ -5,6 +5,8 @@ import { conditional } from '../operators/conditional.js';
 import { fallback, type PassOver } from '../operators/fallback.js';
 import { noTargetCanServe, TargetCannotServe } from '../errors/cannot-serve.js';
 import { loadbalance, type Weighted } from '../operators/loadbalance.js';
+import type { AttemptVerdict } from '../operators/measure-latency.js';
+import { LatencyBoard } from '../state/latency-board.js';
 import { race } from '../operators/race.js';
 import { compileQuery } from '../plan/query.js';
 import type { PlanNode, StrategyNode } from '../plan/types.js';
@@ -33,6 +35,30 @@ function shouldFallBack(codes: readonly number[] | undefined) {
     if (err.code === 'circuit_open' || !codes || codes.length === 0) return true;
     return codes.includes(err.status);
   };
+}
+
+/** Errors that say the target is slow or down: a least_latency sample of at least the penalty. */
+const TARGET_FAILURES: ReadonlySet<string> = new Set([
+  'upstream_unreachable',
+  'upstream_invalid_response',
+  'upstream_response_too_large',
+  'stream_interrupted',
+  'request_timeout',
+  'upstream_timeout',
+]);
+
+/**
+ * What an error says of the latency of the target that gave it (least_latency): a failure of the
+ * target (an upstream 5xx, 408 or 429, transport, timeout) is a penalty sample; another upstream
+ * status is an answer like any other; the gateway's own refusals (an open circuit, a target that
+ * cannot serve, a guardrail, a limit) leave no sample, since the target was not asked or not timed.
+ */
+function latencyVerdict(err: unknown): AttemptVerdict {
+  if (err instanceof TargetCannotServe) return 'none';
+  if (!(err instanceof GatewayError)) return 'failure';
+  if (TARGET_FAILURES.has(err.code)) return 'failure';
+  if (err.code !== 'upstream_error') return 'none';
+  return err.status >= 500 || err.status === 408 || err.status === 429 ? 'failure' : 'answer';
 }
 
 /**
@@ -105,7 +131,10 @@ export class PlanRunner implements PlanEnv {
           run: children[i]!,
         }));
         const none = (): Error => circuitOpenError(this.retryAfterIfClosed(node));
-        return loadbalance({ children: weighted, random: deps.random, noneEligible: none, passOver: PASS_OVER });
+        // The latency board lives with the compiled node: per plan node, per process.
+        const leastLatency =
+          node.algorithm === 'least_latency' ? { board: new LatencyBoard(weighted.length), now: deps.now, classify: latencyVerdict } : undefined;
+        return loadbalance({ children: weighted, random: deps.random, noneEligible: none, passOver: PASS_OVER, ...(leastLatency ? { leastLatency } : {}) });
       }
       case 'conditional': {
         const indexOf = (name: string): number => node.children.findIndex((ch) => ch.name === name);

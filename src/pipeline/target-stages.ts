@@ -56,6 +56,9 @@ export function breakerStage(node: TargetNode, deps: PipelineDeps): Wrap {
     onState: (status, transition) => deps.telemetry.circuit(node.id, status, transition),
   };
   const refused = { provider: deps.registry.get(node.target.provider).descriptor.id, target: node.path, retries: 0 };
+  // The state as this process knows it, reported once the breaker exists: its series (and those of
+  // its transitions, at 0) are there before the first transition, so rate() sees that one too.
+  deps.telemetry.circuit(node.id, deps.breakers.status(breaker.id));
   return (inner) => (ctx) =>
     inner(ctx).pipe(
       circuitBreaker<GatewayEvent>({

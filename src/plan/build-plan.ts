@@ -227,6 +227,7 @@ function applyStrategy(node: StrategyNode, cfg: Config, path: string): void {
   const onStatusCodes = strategy.on_status_codes ?? cfg.on_status_codes;
   if (onStatusCodes) node.on_status_codes = onStatusCodes;
   if (strategy.hedge_after_ms !== undefined) node.hedge_after_ms = strategy.hedge_after_ms;
+  if (strategy.algorithm === 'least_latency') node.algorithm = strategy.algorithm;
   if (mode === 'loadbalance' && !children.some((c) => c.weight > 0)) {
     throw new GatewayError('invalid_config', `${path}: a loadbalance needs at least one target with weight > 0.`, {
       param: `${path}.targets`,

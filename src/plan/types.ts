@@ -64,6 +64,8 @@ export interface StrategyNode extends NodeBase {
   conditions?: { query: Record<string, unknown>; then: string }[];
   default?: string;
   hedge_after_ms?: number;
+  /** A loadbalance picking by latency, not weighted random (src/state/latency-board.ts). */
+  algorithm?: 'least_latency';
 }
 
 export type PlanNode = TargetNode | StrategyNode;

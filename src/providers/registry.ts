@@ -5,17 +5,17 @@ import { openAICompatible } from './openai-compatible/index.js';
 import { azureAI, azureOpenAI } from './azure/index.js';
 import { bedrock } from './bedrock/index.js';
 import { vertexAI } from './vertex-ai/index.js';
-import { BRIDGES, viaChat, type ChatBridge } from './bridges/index.js';
+import { answeredLocally, BRIDGES, viaChat, type ChatBridge, type LocalAnswer } from './bridges/index.js';
 import type { Endpoint, Provider, Target } from './types.js';
 
 /** Providers by id and alias, and the base URL each target resolves to. */
 export class ProviderRegistry {
   private readonly byName = new Map<string, Provider>();
   private readonly baseUrlOverrideMap: Map<string, string>;
-  private readonly bridges: Map<Endpoint, ChatBridge>;
+  private readonly bridges: Map<Endpoint, ChatBridge | LocalAnswer>;
   private readonly bridged = new Map<Provider, Map<Endpoint, Provider>>();
 
-  constructor(providers: readonly Provider[], baseUrlOverrides: Record<string, string> = {}, bridges: readonly ChatBridge[] = BRIDGES) {
+  constructor(providers: readonly Provider[], baseUrlOverrides: Record<string, string> = {}, bridges: readonly (ChatBridge | LocalAnswer)[] = BRIDGES) {
     this.bridges = new Map(bridges.map((b) => [b.endpoint, b]));
     for (const p of providers) {
       this.byName.set(p.descriptor.id, p);
@@ -45,8 +45,9 @@ export class ProviderRegistry {
   /**
    * The provider as it serves `endpoint` (for `model`): itself when its descriptor has a path for it
    * (and, where `nativeModels` names the endpoint, the model matches), else through the endpoint's
-   * chat bridge when there is one (made once per provider and endpoint), else itself (whose
-   * translation then refuses the request).
+   * chat bridge when there is one, or answered by the gateway when the endpoint has a local answer
+   * (a token count; either made once per provider and endpoint), else itself (whose translation then
+   * refuses the request).
    */
   serving(provider: Provider, endpoint: Endpoint, model?: unknown): Provider {
     const d = provider.descriptor;
@@ -57,7 +58,7 @@ export class ProviderRegistry {
     let byEndpoint = this.bridged.get(provider);
     if (!byEndpoint) this.bridged.set(provider, (byEndpoint = new Map()));
     let p = byEndpoint.get(endpoint);
-    if (!p) byEndpoint.set(endpoint, (p = viaChat(provider, bridge) as Provider));
+    if (!p) byEndpoint.set(endpoint, (p = 'answer' in bridge ? answeredLocally(provider, bridge) : (viaChat(provider, bridge) as Provider)));
     return p;
   }
 

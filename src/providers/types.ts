@@ -145,4 +145,10 @@ export interface Provider<S = unknown> {
   fromStreamEvent(state: S, event: StreamEvent): StreamStep<S>;
   /** Called when the upstream body ends; throws when the stream was cut short. */
   streamEnd(state: S): StreamChunk[];
+  /**
+   * Present when the gateway answers the request itself, with no upstream call (a token count
+   * estimated for a provider that has no count endpoint): the answer. `toProvider` is then not
+   * called. Rejects with a GatewayError for a request it cannot answer.
+   */
+  answer?(req: ProviderRequest): Promise<JsonResult>;
 }

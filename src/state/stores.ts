@@ -36,6 +36,8 @@ import { RedisRequestLogStore } from './redis/request-log-store.js';
 import type { ResponseStore } from './response-store.js';
 import { memoryResponseStore } from './memory/response-store.js';
 import { redisResponseStore } from './redis/response-store.js';
+import type { CancelChannel } from './cancel-channel.js';
+import { RedisCancelChannel } from './redis/cancel-channel.js';
 
 /** Every piece of state the gateway holds, built once: memory (embedded default) or Redis (shared). */
 export interface Stores {
@@ -55,6 +57,8 @@ export interface Stores {
   requestLogs: RequestLogStore;
   /** Stored responses (POST/GET /v1/responses): bounded in memory, or shared through Redis; each kept for a time to live. */
   responses: ResponseStore;
+  /** With Redis: cancel requests for background responses, answered by the instance that runs each. */
+  responseCancels?: CancelChannel;
   /** Gateway keys: the declared ones (this process's), and those made through /v1/api-keys (shared with Redis). */
   apiKeys: ApiKeyStore;
   /** Virtual keys: the bootstrap file's (this process's), and those made through /v1/virtual-keys (shared with Redis, secrets sealed). */
@@ -88,27 +92,34 @@ export interface StoreOptions {
 }
 
 export function createStores(o: StoreOptions): Stores {
-  if (!o.redisUrl) {
-    return {
-      kind: 'memory',
-      cache: new MemoryCacheStore({ maxBytes: o.cacheMaxBytes }),
-      vectors: new MemoryVectorIndex(),
-      breakers: new MemoryBreakerStore(),
-      guardrails: new MemoryGuardrailStore(),
-      prompts: new MemoryResourceStore(PROMPTS),
-      policies: new MemoryPolicyStore(),
-      usage: new MemoryUsageCounters(),
-      requestLogs: new MemoryRequestLogStore(o.requestLogSize),
-      responses: memoryResponseStore({ maxBytes: o.responseMaxBytes, ttlSeconds: o.responseTtlSeconds }),
-      apiKeys: new MemoryApiKeyStore(o.declaredKeys),
-      virtualKeys: new MemoryVirtualKeyStore(o.declaredVirtualKeys),
-      unreadableVirtualKeys: () => new Map(),
-      available: () => true,
-      start: () => Promise.resolve(),
-      close: () => Promise.resolve(),
-    };
-  }
-  const conn = createRedis(o.redisUrl, { observer: o.observer, logger: o.logger, connectionName: 'sluice' });
+  return o.redisUrl ? redisStores(o.redisUrl, o) : memoryStores(o);
+}
+
+/** The embedded default: every piece of state in this process. */
+function memoryStores(o: StoreOptions): Stores {
+  return {
+    kind: 'memory',
+    cache: new MemoryCacheStore({ maxBytes: o.cacheMaxBytes }),
+    vectors: new MemoryVectorIndex(),
+    breakers: new MemoryBreakerStore(),
+    guardrails: new MemoryGuardrailStore(),
+    prompts: new MemoryResourceStore(PROMPTS),
+    policies: new MemoryPolicyStore(),
+    usage: new MemoryUsageCounters(),
+    requestLogs: new MemoryRequestLogStore(o.requestLogSize),
+    responses: memoryResponseStore({ maxBytes: o.responseMaxBytes, ttlSeconds: o.responseTtlSeconds }),
+    apiKeys: new MemoryApiKeyStore(o.declaredKeys),
+    virtualKeys: new MemoryVirtualKeyStore(o.declaredVirtualKeys),
+    unreadableVirtualKeys: () => new Map(),
+    available: () => true,
+    start: () => Promise.resolve(),
+    close: () => Promise.resolve(),
+  };
+}
+
+/** Shared state: every instance on the same Redis serves from it. */
+function redisStores(url: string, o: StoreOptions): Stores {
+  const conn = createRedis(url, { observer: o.observer, logger: o.logger, connectionName: 'sluice' });
   const vectors = new RedisVectorIndex(conn);
   const breakers = new RedisBreakerStore(conn, o.onRemoteTransition ? { onRemoteTransition: o.onRemoteTransition } : {});
   const guardrails = new RedisGuardrailStore(conn);
@@ -116,6 +127,7 @@ export function createStores(o: StoreOptions): Stores {
   const apiKeys = new RedisApiKeyStore(conn, { declared: o.declaredKeys });
   const virtualKeys = new RedisVirtualKeyStore(conn, { declared: o.declaredVirtualKeys, ...(o.masterKey ? { masterKey: o.masterKey } : {}) });
   const policies = new RedisPolicyStore(conn);
+  const responseCancels = new RedisCancelChannel(conn);
   return {
     kind: 'redis',
     cache: new RedisCacheStore(conn),
@@ -127,13 +139,14 @@ export function createStores(o: StoreOptions): Stores {
     usage: new RedisUsageCounters(conn),
     requestLogs: new RedisRequestLogStore(conn, { capacity: o.requestLogSize }),
     responses: redisResponseStore(conn, { ttlSeconds: o.responseTtlSeconds }),
+    responseCancels,
     apiKeys,
     virtualKeys,
     unreadableVirtualKeys: () => virtualKeys.unreadable(),
     available: () => conn.available(),
     async start(timeoutMs) {
       await conn.waitUntilReady(timeoutMs);
-      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs), prompts.ready(timeoutMs), apiKeys.ready(timeoutMs), virtualKeys.ready(timeoutMs), policies.ready(timeoutMs)]);
+      await Promise.all([vectors.ready(timeoutMs), breakers.ready(timeoutMs), guardrails.ready(timeoutMs), prompts.ready(timeoutMs), apiKeys.ready(timeoutMs), virtualKeys.ready(timeoutMs), policies.ready(timeoutMs), responseCancels.ready(timeoutMs)]);
     },
     async close() {
       vectors.close();
@@ -143,6 +156,7 @@ export function createStores(o: StoreOptions): Stores {
       apiKeys.close();
       virtualKeys.close();
       policies.close();
+      responseCancels.close();
       await conn.close();
     },
   };

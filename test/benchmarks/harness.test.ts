@@ -86,6 +86,12 @@ describe('summary', () => {
     expect(t.rows).toEqual([['throughput', '45.0 ±11%', '100.0 ±0%', '95.0 ±16%', '0.95× (0.80–1.10)', '2.25× (2.00–2.50)', '2.10× (2.00–2.20)']]);
   });
 
+  it('a scenario the ref does not serve shows dashes in its ref columns', () => {
+    const withRef: ScenarioResult = { ...plain, reps: { ...plain.reps, ref: [rep(100), rep(100)] } };
+    const t = summaryTable([withRef, { ...plain, id: 'responses' }]);
+    expect(t.rows[1]).toEqual(['responses', '45.0 ±11%', '—', '95.0 ±16%', '—', '—', '2.10× (2.00–2.20)']);
+  });
+
   it('checks the plain request against the minimal proxy on the same rep-by-rep median', () => {
     expect(checks([plain])).toEqual([{ target: expect.stringContaining('≤ 2.0×'), value: '2.10×', met: false }]);
     expect(checks([{ ...plain, reps: { proxy: [rep(50)], current: [rep(99)] } }])[0]!.met).toBe(true);

@@ -22,6 +22,21 @@ describe('addPrefix', () => {
     expect(messagesOf(out)).toEqual([{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'hi' }]);
   });
 
+  it('on a Messages request the system role is its top-level system: prefixed, set, a block of its own, or left alone', async () => {
+    const msgs = (extra: Record<string, unknown>) => requestInput({ endpoint: 'messages', body: { model: 'm', max_tokens: 9, messages: [{ role: 'user', content: 'hi' }], ...extra } });
+    const body = (out: Awaited<ReturnType<typeof run>>) => out.transformed?.request?.body;
+    const blocks = [{ type: 'text', text: 's', cache_control: { type: 'ephemeral' } }];
+    expect(body(await run('addPrefix', { prefix: 'X ', applyToRole: 'system' }, msgs({ system: 's' })))?.system).toBe('X s');
+    expect(body(await run('addPrefix', { prefix: 'X ', applyToRole: 'system' }, msgs({ system: blocks })))?.system).toEqual([{ ...blocks[0], text: 'X s' }]);
+    expect(body(await run('addPrefix', { prefix: 'X', applyToRole: 'developer' }, msgs({})))?.system).toBe('X');
+    expect(body(await run('addPrefix', { prefix: 'X', applyToRole: 'system', addToExisting: false }, msgs({ system: 's' })))?.system).toEqual([
+      { type: 'text', text: 'X' },
+      { type: 'text', text: 's' },
+    ]);
+    expect((await run('addPrefix', { prefix: 'X', applyToRole: 'system', onlyIfEmpty: true }, msgs({ system: blocks }))).transformed).toBeUndefined();
+    expect(body(await run('addPrefix', { prefix: 'X', applyToRole: 'system' }, msgs({})))?.messages).toEqual([{ role: 'user', content: 'hi' }]);
+  });
+
   it('addToExisting: false inserts a new message; onlyIfEmpty leaves an existing one alone', async () => {
     const out = await run('addPrefix', { prefix: 'X', applyToRole: 'system', addToExisting: false }, chat([{ role: 'system', content: 's' }]));
     expect(messagesOf(out)).toEqual([{ role: 'system', content: 'X' }, { role: 'system', content: 's' }]);

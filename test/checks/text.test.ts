@@ -44,4 +44,13 @@ describe('check texts', () => {
     expect(rewriteRequestText('embeddings', { input: ['a', 'b'] }, (t) => t + '!')).toEqual({ input: ['a!', 'b!'] });
     expect(rewriteResponseText('completions', { choices: [{ text: 'a' }] }, (t) => t + '!')).toEqual({ choices: [{ text: 'a!' }] });
   });
+  it('a Messages request: its top-level system (string or text blocks) first in allText, rewritten with the turns', () => {
+    const body = { system: [{ type: 'text', text: 'sys A', cache_control: { type: 'ephemeral' } }], messages: [{ role: 'user', content: 'hi A' }] };
+    expect(requestTexts('messages', body)).toEqual({ text: 'hi A', allText: 'sys A\nhi A' });
+    expect(requestTexts('messages', { system: 'S', messages: [] })).toEqual({ text: '', allText: 'S' });
+    const next = rewriteRequestText('messages', body, (t) => t.replace('A', 'B'))!;
+    expect(next).toEqual({ system: [{ type: 'text', text: 'sys B', cache_control: { type: 'ephemeral' } }], messages: [{ role: 'user', content: 'hi B' }] });
+    expect(rewriteRequestText('messages', { system: 'A', messages: [] }, (t) => t + '!')).toEqual({ system: 'A!', messages: [] });
+    expect(rewriteRequestText('messages', body, (t) => t)).toBeUndefined();
+  });
 });

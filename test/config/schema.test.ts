@@ -223,6 +223,8 @@ describe('strategy rules', () => {
     ['on_status_codes on race', { mode: 'race', on_status_codes: [429] }, ['strategy', 'on_status_codes']],
     ['hedge_after_ms on fallback', { mode: 'fallback', hedge_after_ms: 200 }, ['strategy', 'hedge_after_ms']],
     ['hedge_after_ms on single', { mode: 'single', hedge_after_ms: 200 }, ['strategy', 'hedge_after_ms']],
+    ['algorithm on fallback', { mode: 'fallback', algorithm: 'least_latency' }, ['strategy', 'algorithm']],
+    ['algorithm on race', { mode: 'race', algorithm: 'weighted' }, ['strategy', 'algorithm']],
   ])('%s is rejected', (_name, strategy, path) => {
     const found = issues({ strategy, targets });
     expect(found.map((i) => i.path)).toEqual([path]);
@@ -232,6 +234,14 @@ describe('strategy rules', () => {
   it('race accepts hedge_after_ms (0 included)', () => {
     expect(expectValid({ strategy: { mode: 'race', hedge_after_ms: 250 }, targets }).strategy?.hedge_after_ms).toBe(250);
     expect(expectValid({ strategy: { mode: 'race', hedge_after_ms: 0 }, targets }).strategy?.hedge_after_ms).toBe(0);
+  });
+
+  it.each(['weighted', 'least_latency'])('loadbalance accepts algorithm %j', (v) => {
+    expect(expectValid({ strategy: { mode: 'loadbalance', algorithm: v }, targets }).strategy?.algorithm).toBe(v);
+  });
+
+  it.each(['fastest', 'LEAST_LATENCY', '', 1, null])('loadbalance rejects algorithm %j', (v) => {
+    expect(paths({ strategy: { mode: 'loadbalance', algorithm: v }, targets })).toEqual([['strategy', 'algorithm']]);
   });
 
   it.each([-1, 1.5, '100'])('race rejects hedge_after_ms %j', (v) => {

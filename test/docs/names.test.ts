@@ -52,6 +52,8 @@ describe('names in the docs', () => {
     // Other tools' flags the pages name: node's, V8's, npm's, the docs scripts', `duplicates`.
     for (const f of ['import', 'write', 'heap-growing-percent', 'change', 'ignore-scripts']) known.add(f);
     known.add('version'); // sluice --version
+    // Prometheus's (--config.file, --storage.tsdb.path, --web.listen-address) and Grafana's (--homepath).
+    for (const f of ['config', 'storage', 'web', 'homepath']) known.add(f);
     const flags = named(/(?<![\w-])--([a-z][a-z0-9-]*[a-z0-9])\b/g);
     const unknown = [...flags].filter(([f]) => !known.has(f.slice(2))).map(([f, p]) => `${f} (${p})`);
     expect(unknown).toEqual([]);

@@ -10,6 +10,8 @@ export function recording(now: () => number = () => 0): { telemetry: Telemetry; 
   const rec =
     (name: keyof Telemetry) =>
     (...args: unknown[]): void => {
+      // An optional trailing argument left out (the exemplar's trace id when there is none) is not recorded.
+      while (args.length > 0 && args[args.length - 1] === undefined) args.pop();
       calls.push([name, ...args]);
       at.push(now());
     };

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
-import { post } from '../helpers/http.js';
 import { ANTHROPIC_KEY, useDoor } from './_door.js';
 
 const door = useDoor();
@@ -26,16 +25,5 @@ describe('the gateway’s stages on the Messages door', () => {
     const config = { ...target(), output_guardrails: [{ id: 'short', 'default.wordCount': { maxWords: 2 }, deny: true }] };
     const err = await configured(config).messages.create(turn('three words here')).catch((e: unknown) => e);
     expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(446);
-  });
-
-  it('a cache on the route leaves Messages answers uncached (DISABLED): its streams’ event names are not stored', async () => {
-    const headers = door.gw.headers({ 'x-gateway-config': JSON.stringify({ ...target(), cache: { mode: 'simple', max_age: 60 } }), 'anthropic-version': '2023-06-01' });
-    const body = { ...turn('cache me'), stream: true };
-    const first = await post(`${door.gw.url}/v1/messages`, headers, body);
-    const second = await post(`${door.gw.url}/v1/messages`, headers, body);
-    expect([first.cacheStatus, second.cacheStatus]).toEqual(['DISABLED', 'DISABLED']);
-    expect(second.text).toBe(first.text);
-    expect(second.text).toContain('event: message_start');
-    expect(door.fake.requests).toHaveLength(2);
   });
 });

@@ -162,6 +162,16 @@ describe('GET /metrics', () => {
     expect(value(samples, 'sluice_circuit_state', { target: 'fragile', state: 'closed' })).toBe(0);
     expect(value(samples, 'sluice_circuit_state', { target: 'fragile', state: 'half-open' })).toBe(0);
     expect(value(samples, 'sluice_circuit_transitions_total', { target: 'fragile', from: 'closed', to: 'open' })).toBe(1);
+    // The transitions it has not made are there at 0 (so rate() sees their first one).
+    for (const [from, to] of [['open', 'half-open'], ['half-open', 'closed'], ['half-open', 'open']]) {
+      expect(find(samples, 'sluice_circuit_transitions_total', { target: 'fragile', from: from!, to: to! }).map((x) => x.value)).toEqual([0]);
+    }
+
+    // Usage-limit counter errors: both outcomes there at 0 before any (they come in bursts).
+    expect(find(samples, 'sluice_usage_limit_store_errors_total').map((x) => [x.labels.outcome, x.value])).toEqual([
+      ['admitted', 0],
+      ['refused', 0],
+    ]);
 
     // Nothing in flight any more.
     const inFlight = find(samples, 'sluice_target_in_flight_requests');

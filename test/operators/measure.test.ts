@@ -205,3 +205,26 @@ describe('measure', () => {
     });
   });
 });
+
+describe('measure: exemplars and spans', () => {
+  it("passes the request's trace id with the attempt's duration and first-token time, and tells the attempt's span what the stream said", () => {
+    const { telemetry, calls } = recording();
+    const ctx = ctxOf();
+    const notes: unknown[][] = [];
+    const ends: unknown[][] = [];
+    const src = new Subject<GatewayEvent>();
+    const startSpan = () => ({ note: (...a: unknown[]) => void notes.push(a), end: (...a: unknown[]) => void ends.push(a) });
+    src.pipe(measure({ labels, telemetry, now: () => 0, clock: ctx, traceId: 'tr-1', startSpan })).subscribe({ error: () => undefined });
+    src.next({ type: 'stream-start', meta });
+    src.next({ type: 'chunk', data: '{"model":"m-1","choices":[{"delta":{},"finish_reason":"length"}]}' });
+    src.next({ type: 'chunk', data: '{"choices":[]}', usage });
+    src.error(e503);
+    expect(calls.find((c) => c[0] === 'timeToFirstToken')).toEqual(['timeToFirstToken', labels, 0, 'tr-1']);
+    expect(calls.find((c) => c[0] === 'targetFinished')).toEqual(['targetFinished', labels, 'error', 503, 0, 'tr-1']);
+    expect(notes).toEqual([
+      [{ model: 'm-1', finishReasons: ['length'] }, undefined],
+      [undefined, usage],
+    ]);
+    expect(ends).toEqual([['error', 503, 'upstream_error']]);
+  });
+});

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { Subject, lastValueFrom, of, toArray, type Observable } from 'rxjs';
+import { Subject, lastValueFrom, of, throwError, toArray, type Observable } from 'rxjs';
+import { GatewayError } from '../../src/errors/gateway-error.js';
+import { backgroundStage } from '../../src/pipeline/background-stage.js';
 import { newContext, type RequestContext } from '../../src/pipeline/context.js';
 import { BackgroundRuns } from '../../src/pipeline/background-runs.js';
 import { storedResponses, type ResponsesDeps } from '../../src/pipeline/response-stage.js';
+import type { Run } from '../../src/pipeline/stage.js';
 import { memoryResponseStore } from '../../src/state/memory/response-store.js';
 import { ResponsesService } from '../../src/management/responses.js';
 import type { StoredResponse } from '../../src/state/response-store.js';
@@ -20,7 +23,9 @@ function setup(limits = { max: 10, maxPerKey: 10 }) {
   const store = memoryResponseStore({ maxBytes: 1 << 20 });
   const waiting: { id: string; status: string; resolve: (r: StoredResponse) => void }[] = [];
   const put = store.put.bind(store);
+  const puts: StoredResponse[] = [];
   store.put = async (r) => {
+    puts.push(r);
     await put(r);
     for (const w of waiting.filter((x) => x.id === r.response.id && x.status === r.response.status)) w.resolve(r);
   };
@@ -36,7 +41,12 @@ function setup(limits = { max: 10, maxPerKey: 10 }) {
     (ctx as { key?: unknown }).key = KEY;
     return ctx;
   };
-  return { store, deps, stored, ctxOf, service: new ResponsesService(store, deps.background) };
+  /** The stored-responses stage, (the usage limit's place,) the background stage, then `inner` (the plan). */
+  const stages = (inner: Run, refuse?: GatewayError): Run => {
+    const background = backgroundStage(undefined)(inner);
+    return storedResponses(deps)((ctx) => (refuse ? throwError(() => refuse) : background(ctx)));
+  };
+  return { store, deps, stored, ctxOf, puts, stages, service: new ResponsesService(store, deps.background) };
 }
 
 describe('stored responses stage', () => {
@@ -90,17 +100,20 @@ describe('stored responses stage', () => {
     expect(called).toBe(0);
   });
 
-  it('background: answered queued at once, the run goes on after the answer, GET shows it completed', async () => {
+  it('background: answered queued, stored in_progress before the plan runs, then completed', async () => {
     const s = setup();
     const upstream = new Subject<GatewayEvent>();
-    const run = storedResponses(s.deps)(() => upstream);
+    let planRuns!: () => void;
+    const planRan = new Promise<void>((r) => (planRuns = r));
+    const run = s.stages(() => (planRuns(), upstream));
     const events = await lastValueFrom(run(s.ctxOf({ model: 'm', input: 'hi', background: true, metadata: { k: 'v' } })).pipe(toArray()));
     expect(events).toHaveLength(1);
     const queued = (events[0] as { body: Record<string, unknown> }).body;
     expect(queued).toMatchObject({ object: 'response', status: 'queued', background: true, metadata: { k: 'v' }, output: [] });
     const id = queued.id as string;
-    expect((await s.service.get(id, {}, API_KEY)).status).toBe('queued');
-    expect(upstream.observed).toBe(true);
+    await planRan;
+    expect(s.puts.map((p) => p.response.status)).toEqual(['queued', 'in_progress']);
+    expect((await s.service.get(id, {}, API_KEY)).status).toBe('in_progress');
     upstream.next(answer('resp_from_upstream'));
     upstream.complete();
     const done = await s.stored(id, 'completed');
@@ -108,12 +121,22 @@ describe('stored responses stage', () => {
     expect(s.deps.background.size).toBe(0);
   });
 
+  it('background refused before it starts (a usage limit): the error is the answer; nothing stored, no place held', async () => {
+    const s = setup({ max: 1, maxPerKey: 1 });
+    const refused = new GatewayError('usage_limit_exceeded', 'over');
+    const run = s.stages(() => of(answer('x')), refused);
+    await expect(lastValueFrom(run(s.ctxOf({ model: 'm', input: 'hi', background: true })))).rejects.toBe(refused);
+    expect(s.puts).toEqual([]);
+    expect(s.deps.background.size).toBe(0);
+  });
+
   it('cancel aborts the upstream call and leaves the response cancelled; a finished one is answered as stored', async () => {
     const s = setup();
     const upstream = new Subject<GatewayEvent>();
-    const run = storedResponses(s.deps)(() => upstream);
+    const run = s.stages(() => upstream);
     const events = await lastValueFrom(run(s.ctxOf({ model: 'm', input: 'hi', background: true })).pipe(toArray()));
     const id = (events[0] as { body: { id: string } }).body.id;
+    await s.stored(id, 'in_progress');
     const cancelled = await s.service.cancel(id, API_KEY);
     expect(cancelled).toMatchObject({ id, status: 'cancelled' });
     expect(upstream.observed).toBe(false);
@@ -125,7 +148,7 @@ describe('stored responses stage', () => {
   it('background is bounded per key and in all: 429 beyond, a place frees when a run ends', async () => {
     const s = setup({ max: 3, maxPerKey: 2 });
     const upstreams: Subject<GatewayEvent>[] = [];
-    const run = storedResponses(s.deps)(() => {
+    const run = s.stages(() => {
       const u = new Subject<GatewayEvent>();
       upstreams.push(u);
       return u;
@@ -142,7 +165,7 @@ describe('stored responses stage', () => {
     await expect(start('c')).rejects.toMatchObject({ code: 'too_many_background_responses' });
     upstreams[0]!.error(new Error('upstream failed'));
     await start('c');
-    expect(upstreams).toHaveLength(4);
+    expect(s.deps.background.size).toBe(3);
   });
 
   it('background with stream, or with store: false, is a 400 naming background', async () => {

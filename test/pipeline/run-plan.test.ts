@@ -255,7 +255,7 @@ describe('PlanRunner: retry', () => {
 describe('PlanRunner: circuit breaker', () => {
   const cb = { cb_config: { failure_threshold: 2, cooldown_interval: 30_000 } };
 
-  it('opens after failure_threshold failures, refuses without calling the provider, probes after the cooldown, and reports each state', async () => {
+  it('reports the state it starts in, opens after failure_threshold failures, refuses without calling the provider, probes after the cooldown, and reports each state', async () => {
     const { deps, clock, calls } = h();
     const runner = new PlanRunner(deps);
     const node = plan(target(a, { name: 'primary', ...cb }));
@@ -269,6 +269,7 @@ describe('PlanRunner: circuit breaker', () => {
     expect(answer(await collect(runner.run(node, context(clock)))).status).toBe(200);
     expect(a.requests).toHaveLength(3);
     expect(calls.filter((c) => c[0] === 'circuit').map((c) => [c[1], c[2]])).toEqual([
+      ['primary', 'closed'],
       ['primary', 'open'],
       ['primary', 'half-open'],
       ['primary', 'closed'],

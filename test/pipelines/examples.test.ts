@@ -31,7 +31,7 @@ virtual_keys:
 
   it('ships several examples', () => {
     expect([...saved.keys()].sort()).toEqual(
-      expect.arrayContaining(['conditional', 'fallback', 'fallback-of-loadbalance', 'loadbalance', 'race', 'single-retry']),
+      expect.arrayContaining(['conditional', 'fallback', 'fallback-of-loadbalance', 'least-latency', 'loadbalance', 'race', 'single-retry']),
     );
   });
 

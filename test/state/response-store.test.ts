@@ -50,6 +50,25 @@ function responseStoreContract(name: string, make: (ttlSeconds: number) => Harne
       await expect(store.put({ ...stored('x'), response: { object: 'response' } })).rejects.toThrow(/id/);
     });
 
+    it('an item is found by its id within its tenant, once its response is stored queued or ended', async () => {
+      const { store } = make(60);
+      const owner = stored('x').owner;
+      const withIds = (id: string, status: string): StoredResponse => {
+        const r = stored(id, status);
+        return { ...r, input_items: [{ ...r.input_items[0]!, id: `in_${id}` }], response: { ...r.response, output: [{ id: `out_${id}`, type: 'message', role: 'assistant', content: [] }] } };
+      };
+      await store.put(withIds('resp_running', 'in_progress'));
+      expect(await store.item('in_resp_running', owner)).toBeUndefined();
+      await store.put(withIds('resp_i', 'completed'));
+      expect(await store.item('in_resp_i', owner)).toMatchObject({ id: 'in_resp_i', role: 'user' });
+      expect(await store.item('out_resp_i', owner)).toMatchObject({ id: 'out_resp_i', role: 'assistant' });
+      expect(await store.item('out_resp_i', { ...owner, workspace_id: 'ws-2' })).toBeUndefined();
+      expect(await store.item('out_resp_i', { workspace_id: 'ws-1' })).toBeUndefined();
+      expect(await store.item('msg_unknown', owner)).toBeUndefined();
+      await store.delete('resp_i');
+      expect(await store.item('in_resp_i', owner)).toBeUndefined();
+    });
+
     it('a response expires after the time to live, not before', async () => {
       const h = make(0.2);
       await h.store.put(stored('resp_d'));

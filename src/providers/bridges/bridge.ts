@@ -61,3 +61,20 @@ export function viaChat(inner: Provider, bridge: ChatBridge): Provider<BridgedSt
     },
   };
 }
+
+/**
+ * `inner` for an endpoint the gateway answers itself (`local`): the provider is never called for
+ * it (callTarget sees `answer`); everything else is `inner`'s.
+ */
+export function answeredLocally(inner: Provider, local: { answer: NonNullable<Provider['answer']> }): Provider {
+  return {
+    descriptor: inner.descriptor,
+    toProvider: inner.toProvider.bind(inner),
+    fromJson: inner.fromJson.bind(inner),
+    fromError: inner.fromError.bind(inner),
+    streamStart: inner.streamStart.bind(inner),
+    fromStreamEvent: inner.fromStreamEvent.bind(inner),
+    streamEnd: inner.streamEnd.bind(inner),
+    answer: local.answer,
+  };
+}

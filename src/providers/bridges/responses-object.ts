@@ -119,10 +119,26 @@ export function functionCallItem(id: string, callId: unknown, name: unknown, arg
   return { id, type: 'function_call', status, call_id: callId, name, arguments: args };
 }
 
-/** The output items of a chat completion's first choice: its message's text, then its tool calls. */
+/**
+ * A chat message's (or stream delta's) reasoning text: `reasoning_content`, as DeepSeek and the
+ * hosts compatible with it send it, or `reasoning` when it is text (vLLM, OpenRouter).
+ */
+export function reasoningText(m: Json): string | undefined {
+  const text = typeof m.reasoning_content === 'string' ? m.reasoning_content : m.reasoning;
+  return typeof text === 'string' && text !== '' ? text : undefined;
+}
+
+/** A reasoning item with the model's reasoning text (not a summary: chat hosts send the text itself). */
+export function reasoningItem(id: string, text: string, status: string): Json {
+  return { id, type: 'reasoning', status, summary: [], content: [{ type: 'reasoning_text', text }] };
+}
+
+/** The output items of a chat completion's first choice: its reasoning, its message's text, then its tool calls. */
 export function outputItems(message: Json | undefined, status: string): unknown[] {
   if (!message) return [];
   const out: unknown[] = [];
+  const reasoning = reasoningText(message);
+  if (reasoning !== undefined) out.push(reasoningItem(newId('rs'), reasoning, status));
   const text = typeof message.content === 'string' ? message.content : '';
   const refusal = typeof message.refusal === 'string' ? message.refusal : undefined;
   const calls = (message.tool_calls as Json[] | undefined) ?? [];

@@ -1,7 +1,8 @@
 /**
  * A Responses API request → a chat completions request, for a provider that does not serve
  * `/responses` itself (src/providers/bridges/responses.ts). Pure. What chat cannot carry (built-in
- * tools, item references, items of other types) is a 400 naming the field.
+ * tools, items of other types; an item reference the stored-responses stage did not resolve) is a
+ * 400 naming the field.
  */
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ProviderRequest } from '../types.js';

@@ -6,12 +6,18 @@
  * `type` (also its SSE event name) and a `sequence_number`. A pure reducer over one stream's state.
  */
 import type { StreamChunk, StreamStep, Usage } from '../types.js';
-import { functionCallItem, messageItem, newId, responseObject, responsesUsage, statusOf } from './responses-object.js';
+import { functionCallItem, messageItem, newId, reasoningItem, reasoningText, responseObject, responsesUsage, statusOf } from './responses-object.js';
 
 type Json = Record<string, unknown>;
 
 interface OpenText {
   kind: 'text';
+  id: string;
+  index: number;
+  text: string;
+}
+interface OpenReasoning {
+  kind: 'reasoning';
   id: string;
   index: number;
   text: string;
@@ -35,7 +41,7 @@ export interface ResponsesStreamState {
   seq: number;
   started: boolean;
   /** The item being filled, if any; items before it are done and in `output`. */
-  open?: OpenText | OpenCall;
+  open?: OpenText | OpenReasoning | OpenCall;
   output: Json[];
   finish?: unknown;
   usage?: Usage;
@@ -76,6 +82,7 @@ class Emitter {
     const o = this.s.open;
     if (!o) return;
     this.s.open = undefined;
+    if (o.kind === 'reasoning') return this.closeReasoning(o);
     if (o.kind === 'text') {
       const at = { item_id: o.id, output_index: o.index, content_index: 0 };
       this.emit('response.output_text.done', { ...at, text: o.text, logprobs: [] });
@@ -89,6 +96,28 @@ class Emitter {
     const item = functionCallItem(o.id, o.callId, o.name, o.args, 'completed');
     this.s.output.push(item);
     this.emit('response.output_item.done', { output_index: o.index, item });
+  }
+
+  private closeReasoning(o: OpenReasoning): void {
+    const at = { item_id: o.id, output_index: o.index, content_index: 0 };
+    this.emit('response.reasoning_text.done', { ...at, text: o.text });
+    this.emit('response.content_part.done', { ...at, part: { type: 'reasoning_text', text: o.text } });
+    const item = reasoningItem(o.id, o.text, 'completed');
+    this.s.output.push(item);
+    this.emit('response.output_item.done', { output_index: o.index, item });
+  }
+
+  /** Reasoning text: a reasoning item with one `reasoning_text` part, filled by `response.reasoning_text.delta`. */
+  reasoning(delta: string): void {
+    let o = this.s.open;
+    if (o?.kind !== 'reasoning') {
+      this.close();
+      o = this.s.open = { kind: 'reasoning', id: newId('rs'), index: this.s.output.length, text: '' };
+      this.emit('response.output_item.added', { output_index: o.index, item: { ...reasoningItem(o.id, '', 'in_progress'), content: [] } });
+      this.emit('response.content_part.added', { item_id: o.id, output_index: o.index, content_index: 0, part: { type: 'reasoning_text', text: '' } });
+    }
+    o.text += delta;
+    this.emit('response.reasoning_text.delta', { item_id: o.id, output_index: o.index, content_index: 0, delta });
   }
 
   text(delta: string): void {
@@ -131,6 +160,8 @@ export function responsesChunk(state: ResponsesStreamState, chunk: StreamChunk):
   e.start();
   const choice = (parsed.choices as Json[] | undefined)?.[0];
   const delta = (choice?.delta ?? {}) as Json;
+  const reasoning = reasoningText(delta);
+  if (reasoning !== undefined) e.reasoning(reasoning);
   if (typeof delta.content === 'string' && delta.content !== '') e.text(delta.content);
   for (const tc of (delta.tool_calls as Json[] | undefined) ?? []) e.call(tc);
   if (choice?.finish_reason) state.finish = choice.finish_reason;
@@ -142,7 +173,7 @@ export function responsesStreamEnd(state: ResponsesStreamState): StreamChunk[] {
   const e = new Emitter(state);
   e.start();
   e.close();
-  if (state.output.length === 0) {
+  if (!state.output.some((i) => i.type !== 'reasoning')) {
     // An answer without content still has its (empty) message, as a JSON answer has.
     e.text('');
     e.close();
