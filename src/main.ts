@@ -187,6 +187,10 @@ if (command === 'serve') {
   // package.json sits one level above both src/main.ts and dist/main.js, and ships in the package.
   const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   process.stdout.write(`sluice ${version}\n`);
+} else if (command === 'experiment') {
+  import('./experiment.js')
+    .then((m) => m.experiment(rest, (l) => process.stderr.write(`sluice: ${l}\n`)))
+    .then((code) => process.exit(code), (e: Error) => fail(e.message));
 } else if (command === 'rotate-master-key') {
   import('./rotate-master-key.js')
     .then((m) => m.rotateMasterKey(rest, process.env, { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`sluice: ${redactUrls(l)}\n`) }))
@@ -201,6 +205,7 @@ if (command === 'serve') {
       '  plan               print the plan a config compiles to (sluice plan --help)',
       '  quickstart         the gateway in front of a built-in echo provider, with curl commands to try (alias: demo)',
       '  rotate-master-key  re-seal stored secrets under a new SLUICE_MASTER_KEY (sluice rotate-master-key --help)',
+      '  experiment         run a routing experiment file and write its report, from a source checkout (sluice experiment --help)',
       '',
       '  -v, --version  print the version',
       '  -h, --help     show this help',

@@ -19,6 +19,7 @@ const RANK: Record<string, number> = {
   'gateway.ts': 0,
   'cluster.ts': 0,
   'rotate-master-key.ts': 0,
+  'experiment.ts': 0,
   compose: 0,
   demo: 0,
   http: 1,

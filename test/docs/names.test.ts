@@ -1,13 +1,14 @@
 /**
  * The names the docs give are names the code has: every metric the pages mention is one
  * src/metrics/ defines, every `x-gateway-*` header one that src/ reads or writes, every
- * `--flag` one that `sluice serve` (or `sluice plan`, or the benchmark) takes. A renamed metric, header or option
+ * `--flag` one that `sluice serve` (or `sluice plan`, the benchmark or the experiment runner) takes. A renamed metric, header or option
  * otherwise stays in the docs.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { USAGE as BENCH_USAGE } from '../../benchmarks/run.js';
+import { USAGE as EXPERIMENT_USAGE } from '../../benchmarks/experiment.js';
 import { OPTION_TABLE } from '../../src/config/options.js';
 import { ROOT, docPages, readPage } from './markdown.js';
 
@@ -45,8 +46,8 @@ describe('names in the docs', () => {
   });
 
   it('--flags of sluice serve are options it takes', () => {
-    // The benchmark's flags are the ones its usage lists.
-    const bench = [...BENCH_USAGE.matchAll(/--([a-z][a-z-]*)/g)].map((m) => m[1]!);
+    // The benchmark's and the experiment runner's flags are the ones their usages list.
+    const bench = [...`${BENCH_USAGE}${EXPERIMENT_USAGE}`.matchAll(/--([a-z][a-z-]*)/g)].map((m) => m[1]!);
     const known = new Set([...OPTION_TABLE.map((o) => o.flag), ...bench, 'help', 'trusted-hosts', 'bootstrap']);
     // Other tools' flags the pages name: node's, V8's, npm's, the docs scripts', `duplicates`.
     for (const f of ['import', 'write', 'heap-growing-percent', 'change', 'ignore-scripts']) known.add(f);
