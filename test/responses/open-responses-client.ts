@@ -104,10 +104,11 @@ export function responseErrors(r: Json | undefined, opts: { status?: string } = 
 /**
  * What the suite (and the specification's streaming rules) check of a stream: every event conforms
  * to its schema and is named by its type; sequence numbers count up from 0 by one; it opens with
- * `response.created` then `response.in_progress` and closes with one terminal event; every item
- * added is done, at the index it was added; the text deltas add up to the done text.
+ * `response.created` then `response.in_progress` and closes with one terminal event (or, cut short,
+ * with one `error` event); every item added is done, at the index it was added; the text deltas add
+ * up to the done text.
  */
-export function streamErrors(s: StreamResult): string[] {
+export function streamErrors(s: StreamResult, opts: { endsWithError?: boolean } = {}): string[] {
   const errors: string[] = [];
   if (s.events.length === 0) return ['no events'];
   s.events.forEach((e, i) => {
@@ -118,6 +119,11 @@ export function streamErrors(s: StreamResult): string[] {
   const types = s.events.map((e) => e.type as string);
   if (types[0] !== 'response.created' || types[1] !== 'response.in_progress') errors.push(`opens with ${types.slice(0, 2).join(', ')}`);
   const terminal = types.filter((t) => ['response.completed', 'response.incomplete', 'response.failed'].includes(t));
+  if (opts.endsWithError) {
+    // A stream cut short: no terminal response event, one `error` event last.
+    if (terminal.length > 0 || types.at(-1) !== 'error' || types.indexOf('error') !== types.length - 1) errors.push(`closes with ${types.at(-1)}`);
+    return errors;
+  }
   if (terminal.length !== 1 || !terminal.includes(types.at(-1)!)) errors.push(`closes with ${types.at(-1)}; terminal events: ${terminal.join(', ')}`);
   errors.push(...itemErrors(s.events));
   return errors;

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { chatCompletion, sseFrames } from '../fakes/openai-server.js';
+import { chatChunks, chatCompletion, sseFrames } from '../fakes/openai-server.js';
 import { fakeResponseObject } from '../fakes/openai-responses.js';
 import { gatewayAndFake } from './harness.js';
 import { CASES, create, IMAGE_URL, responseErrors, stream, streamErrors, WEATHER_TOOL, type Target } from './open-responses-client.js';
+import { responseResource, violations } from './open-responses-schema.js';
 
 /**
  * The Open Responses specification's compliance cases (response schema, stream events, system
@@ -117,5 +118,84 @@ describe('Open Responses compliance: translated to chat completions', () => {
       { role: 'assistant', content: 'echo: I am Bea.' },
       { role: 'user', content: 'Who am I?' },
     ]);
+  });
+});
+
+describe('Open Responses compliance: passed through to a provider with its own Responses API', () => {
+  const native = () => target('openai');
+
+  it.each([
+    ['basic response', CASES.basic],
+    ['system prompt', CASES.systemPrompt],
+    ['image input', CASES.image],
+    ['multi-turn', CASES.multiTurn],
+  ])('%s: the request goes to /responses as sent; the answer conforms', async (_, request) => {
+    const r = await create(native(), { model: MODEL, ...request });
+    expect(responseErrors(r.body)).toEqual([]);
+    const [up] = await env.fake.waitForRequests(1);
+    expect(up!.path).toBe('/v1/responses');
+    expect(up!.body).toEqual({ model: MODEL, ...request, stream: false });
+  });
+
+  it('streaming response: the events pass as OpenAI numbered them, conforming', async () => {
+    const s = await stream(native(), { model: MODEL, ...CASES.streaming });
+    expect(streamErrors(s)).toEqual([]);
+    expect(responseErrors(s.final)).toEqual([]);
+  });
+
+  it('tool calling: the tool goes as sent; the function_call item comes back', async () => {
+    const answer = { ...fakeResponseObject({ model: MODEL, tools: [WEATHER_TOOL] }, ''), output: [{ id: 'fc_1', type: 'function_call', status: 'completed', call_id: 'call_w1', name: 'get_weather', arguments: '{"location":"Lisbon"}' }] };
+    env.fake.enqueue('/v1/responses', { json: answer });
+    const r = await create(native(), { model: MODEL, ...CASES.tools });
+    expect(responseErrors(r.body)).toEqual([]);
+    expect(r.body.output).toEqual(answer.output);
+    const [up] = await env.fake.waitForRequests(1);
+    expect(up!.body.tools).toEqual([WEATHER_TOOL]);
+  });
+
+  it('multi-turn by previous_response_id: the gateway sends the stored conversation; both objects conform', async () => {
+    const first = await create(native(), { model: MODEL, input: [CASES.multiTurn.input[0]] });
+    const second = await create(native(), { model: MODEL, previous_response_id: first.body.id, input: [CASES.multiTurn.input[2]] });
+    expect(responseErrors(first.body)).toEqual([]);
+    expect(responseErrors(second.body)).toEqual([]);
+    const [, up] = await env.fake.waitForRequests(2);
+    expect(up!.body.previous_response_id).toBeUndefined();
+    expect(up!.body.input).toMatchObject([
+      { role: 'user', content: [{ type: 'input_text', text: 'I am Bea.' }] },
+      { role: 'assistant', content: [{ type: 'output_text', text: 'echo: I am Bea.' }] },
+      { role: 'user', content: 'Who am I?' },
+    ]);
+  });
+});
+
+describe('Open Responses conformance beyond the compliance cases (translated)', () => {
+  it('a stream the backend cuts ends with a conforming `error` event, numbered after the others', async () => {
+    env.fake.enqueue('/v1/chat/completions', { stream: { frames: sseFrames(chatChunks(['a', 'b', 'c'])), cutAfter: 2 } });
+    const s = await stream(translated(), { model: MODEL, ...CASES.streaming });
+    expect(streamErrors(s, { endsWithError: true })).toEqual([]);
+    expect(s.events.at(-1)).toMatchObject({ type: 'error', sequence_number: s.events.length - 1, error: { code: 'stream_interrupted' } });
+  });
+
+  it('a length stop: an `incomplete` object that conforms', async () => {
+    env.fake.enqueue('/v1/chat/completions', { json: { ...chatCompletion('cut'), choices: [{ index: 0, finish_reason: 'length', message: { role: 'assistant', content: 'cut' } }] } });
+    const r = await create(translated(), { model: MODEL, ...CASES.basic, max_output_tokens: 1 });
+    expect(responseErrors(r.body, { status: 'incomplete' })).toEqual([]);
+    expect(r.body.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+  });
+
+  it('text settings without a format: the echoed text has the default format', async () => {
+    const r = await create(translated(), { model: MODEL, ...CASES.basic, text: { verbosity: 'low' } });
+    expect(responseErrors(r.body)).toEqual([]);
+    expect(r.body.text).toEqual({ verbosity: 'low', format: { type: 'text' } });
+  });
+
+  it('the stored object (GET) and a background record conform too', async () => {
+    const t = translated();
+    const r = await create(t, { model: MODEL, ...CASES.tools });
+    const get = (id: string) => fetch(`${t.url}/v1/responses/${id}`, { headers: { 'x-gateway-api-key': t.gatewayKey } }).then((x) => x.json() as Promise<Record<string, any>>);
+    expect(responseErrors(await get(r.body.id))).toEqual([]);
+    const bg = await create(t, { model: MODEL, ...CASES.basic, background: true });
+    expect(violations(responseResource, bg.body)).toEqual([]);
+    expect(['queued', 'in_progress']).toContain(bg.body.status);
   });
 });
