@@ -55,6 +55,8 @@ export interface Target {
   gatewayKey: string;
   provider: string;
   host: string;
+  /** More request headers (a gateway config, say). */
+  headers?: Record<string, string>;
 }
 
 function headers(t: Target): Record<string, string> {
@@ -64,6 +66,7 @@ function headers(t: Target): Record<string, string> {
     'x-gateway-api-key': t.gatewayKey,
     'x-gateway-provider': t.provider,
     'x-gateway-custom-host': t.host,
+    ...t.headers,
   };
 }
 

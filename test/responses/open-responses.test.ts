@@ -197,5 +197,32 @@ describe('Open Responses conformance beyond the compliance cases (translated)', 
     const bg = await create(t, { model: MODEL, ...CASES.basic, background: true });
     expect(violations(responseResource, bg.body)).toEqual([]);
     expect(['queued', 'in_progress']).toContain(bg.body.status);
+    await env.fake.waitForRequests(2); // the background run's upstream call, before the next test's script
+  });
+});
+
+describe('Open Responses conformance of the other ways a stream is made', () => {
+  const reasoningChunk = (delta: object, finish: string | null = null) => ({ id: 'c', object: 'chat.completion.chunk', created: 1, model: MODEL, choices: [{ index: 0, delta, finish_reason: finish }] });
+
+  it("a chat host's reasoning text: the reasoning item's events conform", async () => {
+    env.fake.enqueue('/v1/chat/completions', {
+      stream: { frames: sseFrames([reasoningChunk({ role: 'assistant', reasoning_content: 'Six ' }), reasoningChunk({ reasoning_content: 'sevens.' }), reasoningChunk({ content: '42' }), reasoningChunk({}, 'stop')]) },
+    });
+    const s = await stream(translated(), { model: MODEL, ...CASES.streaming });
+    expect(streamErrors(s)).toEqual([]);
+    expect(responseErrors(s.final)).toEqual([]);
+    expect(s.final!.output.map((i: { type: string }) => i.type)).toEqual(['reasoning', 'message']);
+  });
+
+  it.each(['openai-compatible', 'openai'] as const)('a cached answer replayed as a stream conforms (%s)', async (provider) => {
+    const config = JSON.stringify({ provider, custom_host: env.fake.baseUrl, api_key: 'sk-x', cache: { mode: 'simple', max_age: 60 } });
+    const t = { ...target(provider), headers: { 'x-gateway-config': config } };
+    const request = { model: MODEL, ...CASES.tools, input: `replayed ${provider}` };
+    const first = await create(t, request);
+    const s = await stream(t, request);
+    expect(env.fake.requests).toHaveLength(1);
+    expect(streamErrors(s)).toEqual([]);
+    expect(responseErrors(s.final)).toEqual([]);
+    expect(s.final!.output).toEqual(first.body.output);
   });
 });
