@@ -57,6 +57,8 @@ export class Exchange {
   span: RequestSpan | undefined = undefined;
   /** Ended early by `interruptExchange` (not by the client). */
   interrupted = false;
+  /** The stream events written so far (comments aside): an error event after them is numbered next. */
+  streamEvents = 0;
   /** Set when reading the headers failed: the response to send instead of running the route. */
   readonly startError: unknown;
   private readonly start = performance.now();

@@ -79,7 +79,9 @@ class Writer {
         ex.res.writeHead(200, ex.framing.streamHeaders);
         return;
       case 'chunk':
-        if (ev.data !== '' && !ex.res.write(ev.comment ? ex.framing.comment(ev.data) : ex.framing.chunk(ev.data, ev.event))) this.hold();
+        if (ev.data === '') return;
+        if (!ev.comment) ex.streamEvents++;
+        if (!ex.res.write(ev.comment ? ex.framing.comment(ev.data) : ex.framing.chunk(ev.data, ev.event))) this.hold();
         return;
     }
   }
@@ -166,7 +168,7 @@ function endWithError(ex: Exchange, err: unknown): void {
   }
   const ge = clientError(err);
   ex.error = ge;
-  if (!res.writableEnded) res.end(ex.framing.streamError(ex.framing.errorBody(ge, ex.traceId)));
+  if (!res.writableEnded) res.end(ex.framing.streamError(ex.framing.errorBody(ge, ex.traceId), ex.streamEvents));
 }
 
 /**

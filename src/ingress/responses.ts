@@ -61,7 +61,9 @@ const LEADING_TYPE = /^\{"type":"([^"]+)"/;
 /**
  * The Responses API's stream framing: each event as `event: <type>` and its `data:`, no `[DONE]`
  * (the stream ends after `response.completed`, `response.incomplete` or `response.failed`). Errors
- * are OpenAI's envelope before the stream, an `event: error` frame after it.
+ * are OpenAI's envelope before the stream, an `event: error` frame after it: the envelope with the
+ * event's `type` (`error`) and its `sequence_number` (the next after the events sent), as the Open
+ * Responses specification has the error event.
  */
 export const RESPONSES_FRAMING: Framing = {
   ...OPENAI_FRAMING,
@@ -71,6 +73,7 @@ export const RESPONSES_FRAMING: Framing = {
     return name === undefined ? sseData(data) : sseEvent(data, name);
   },
   end: '',
+  streamError: (body, sent) => sseEvent(JSON.stringify({ type: 'error', sequence_number: sent, ...body }), 'error'),
 };
 
 /** OpenAI's Responses API: POST /v1/responses, JSON or a stream of named events. */

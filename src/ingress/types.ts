@@ -25,8 +25,8 @@ export interface Framing {
   readonly end: string;
   /** An error's envelope, as the client reads it (secrets redacted). */
   errorBody(ge: GatewayError, traceId: string): Record<string, unknown>;
-  /** An error after the stream started: the frame that ends it. */
-  streamError(body: Record<string, unknown>): string;
+  /** An error after the stream started (`sent` events before it): the frame that ends it. */
+  streamError(body: Record<string, unknown>, sent: number): string;
 }
 
 /** One method + path a format is served on. */

@@ -4,32 +4,13 @@
  * Pure functions; the recorder (src/operators/record-response.ts) and the background runs use them.
  */
 import { randomBytes } from 'node:crypto';
+import { echoedFields } from '../providers/bridges/responses-object.js';
 
 type Obj = Record<string, unknown>;
 
 /** A fresh id with the API's prefix (`resp_`, `msg_`, ...): 48 hex digits, as OpenAI's. */
 export function newId(prefix: string): string {
   return `${prefix}_${randomBytes(24).toString('hex')}`;
-}
-
-/** The request fields a response echoes, with the defaults the API documents for each. */
-function echoed(body: Obj): Obj {
-  return {
-    model: body.model,
-    instructions: body.instructions ?? null,
-    metadata: body.metadata ?? {},
-    temperature: body.temperature ?? 1,
-    top_p: body.top_p ?? 1,
-    max_output_tokens: body.max_output_tokens ?? null,
-    tools: body.tools ?? [],
-    tool_choice: body.tool_choice ?? 'auto',
-    parallel_tool_calls: body.parallel_tool_calls ?? true,
-    truncation: body.truncation ?? 'disabled',
-    text: body.text ?? { format: { type: 'text' } },
-    reasoning: body.reasoning ?? null,
-    user: body.user ?? null,
-    store: body.store ?? true,
-  };
 }
 
 /**
@@ -46,8 +27,11 @@ export function completeResponse(response: Obj, body: Obj, id: string, createdAt
     status: 'in_progress',
     error: null,
     incomplete_details: null,
+    completed_at: null,
+    model: body.model,
     output: [],
-    ...echoed(body),
+    usage: null,
+    ...echoedFields(body),
   };
   for (const [k, v] of Object.entries(response)) if (v !== undefined && v !== null) r[k] = v;
   r.id = id;

@@ -57,7 +57,7 @@ describe('ingress descriptors', () => {
     expect(f.json({ type: 'json', status: 200, body: undefined, raw: '{"b":2}', meta: { provider: 'p', target: 't', retries: 0 } })).toBe('{"b":2}');
     const body = f.errorBody(new GatewayError('invalid_json'), 'trace-1');
     expect(body).toMatchObject({ error: { code: 'invalid_json' } });
-    expect(f.streamError(body)).toBe(sseError(body));
+    expect(f.streamError(body, 3)).toBe(sseError(body));
   });
 });
 
@@ -68,6 +68,8 @@ describe('the Responses API front door', () => {
     expect(f.framing.chunk('{"type":"response.created"}', 'response.created')).toBe('event: response.created\ndata: {"type":"response.created"}\n\n');
     expect(f.framing.chunk('{"type":"response.completed","response":{}}'), 'a replayed chunk is named by its type').toBe('event: response.completed\ndata: {"type":"response.completed","response":{}}\n\n');
     expect(f.framing.end).toBe('');
-    expect(f.framing.streamError({ error: { message: 'x' } })).toBe(sseError({ error: { message: 'x' } }));
+    expect(f.framing.streamError({ error: { message: 'x' } }, 7), 'the error event is typed and numbered next').toBe(
+      'event: error\ndata: {"type":"error","sequence_number":7,"error":{"message":"x"}}\n\n',
+    );
   });
 });

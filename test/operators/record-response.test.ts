@@ -71,13 +71,21 @@ describe('recordResponse', () => {
       parallel_tool_calls: true,
       truncation: 'disabled',
       text: { format: { type: 'text' } },
-      reasoning: null,
+      reasoning: { effort: null, summary: null },
       user: null,
       store: true,
       error: null,
       incomplete_details: null,
       previous_response_id: null,
       background: false,
+      completed_at: null,
+      presence_penalty: 0,
+      frequency_penalty: 0,
+      top_logprobs: 0,
+      max_tool_calls: null,
+      service_tier: 'default',
+      safety_identifier: null,
+      prompt_cache_key: null,
     });
     expect(await h.store.get('resp_1')).toEqual(r);
   });

@@ -63,27 +63,31 @@ export interface ResponseParts {
   usage?: Json;
 }
 
+/** A function tool as the response echoes it: `description`, `parameters` and `strict` always present (null when not sent). */
+function echoedTool(tool: unknown): unknown {
+  const t = tool as Json | null;
+  if (t?.type !== 'function') return tool;
+  return { ...t, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null };
+}
+
+/** The text settings as the response echoes them: a `format` always present (`text` when not sent). */
+function echoedText(text: unknown): Json {
+  const t = text && typeof text === 'object' ? (text as Json) : {};
+  return { ...t, format: t.format ?? { type: 'text' } };
+}
+
 /**
- * The response object: the parts, and the request's fields echoed with their defaults; every field
- * OpenAI's object and the Open Responses specification require is present.
+ * The request's fields a response object echoes, each with the default the specifications give it
+ * when the request left it out: what a response object has besides its id, time, status and output.
  */
-export function responseObject(body: Json, p: ResponseParts): Json {
+export function echoedFields(body: Json): Json {
   const or = <T>(v: unknown, d: T): unknown => (v === undefined || v === null ? d : v);
   const reasoning = body.reasoning as Json | null | undefined;
   return {
-    id: p.id,
-    object: 'response',
-    created_at: p.created_at,
-    completed_at: p.completed_at ?? null,
-    status: p.status,
     background: or(body.background, false),
-    error: null,
-    incomplete_details: p.incomplete_details ?? null,
     instructions: or(body.instructions, null),
     max_output_tokens: or(body.max_output_tokens, null),
     max_tool_calls: or(body.max_tool_calls, null),
-    model: p.model ?? body.model,
-    output: p.output,
     parallel_tool_calls: or(body.parallel_tool_calls, true),
     previous_response_id: or(body.previous_response_id, null),
     reasoning: { effort: reasoning?.effort ?? null, summary: reasoning?.summary ?? null },
@@ -92,17 +96,36 @@ export function responseObject(body: Json, p: ResponseParts): Json {
     presence_penalty: or(body.presence_penalty, 0),
     frequency_penalty: or(body.frequency_penalty, 0),
     top_logprobs: or(body.top_logprobs, 0),
-    text: or(body.text, { format: { type: 'text' } }),
+    text: echoedText(body.text),
     tool_choice: or(body.tool_choice, 'auto'),
-    tools: or(body.tools, []),
+    tools: Array.isArray(body.tools) ? body.tools.map(echoedTool) : [],
     top_p: or(body.top_p, 1),
     truncation: or(body.truncation, 'disabled'),
-    usage: p.usage ?? null,
     user: or(body.user, null),
     service_tier: or(body.service_tier, 'default'),
     safety_identifier: or(body.safety_identifier, null),
     prompt_cache_key: or(body.prompt_cache_key, null),
     metadata: or(body.metadata, {}),
+  };
+}
+
+/**
+ * The response object: the parts, and the request's fields echoed with their defaults; every field
+ * OpenAI's object and the Open Responses specification require is present.
+ */
+export function responseObject(body: Json, p: ResponseParts): Json {
+  return {
+    id: p.id,
+    object: 'response',
+    created_at: p.created_at,
+    completed_at: p.completed_at ?? null,
+    status: p.status,
+    error: null,
+    incomplete_details: p.incomplete_details ?? null,
+    model: p.model ?? body.model,
+    output: p.output,
+    usage: p.usage ?? null,
+    ...echoedFields(body),
   };
 }
 

@@ -86,7 +86,7 @@ class Emitter {
     if (o.kind === 'text') {
       const at = { item_id: o.id, output_index: o.index, content_index: 0 };
       this.emit('response.output_text.done', { ...at, text: o.text, logprobs: [] });
-      this.emit('response.content_part.done', { ...at, part: { type: 'output_text', text: o.text, annotations: [] } });
+      this.emit('response.content_part.done', { ...at, part: { type: 'output_text', text: o.text, annotations: [], logprobs: [] } });
       const item = messageItem(o.id, o.text, 'completed');
       this.s.output.push(item);
       this.emit('response.output_item.done', { output_index: o.index, item });
@@ -126,7 +126,7 @@ class Emitter {
       this.close();
       o = this.s.open = { kind: 'text', id: newId('msg'), index: this.s.output.length, text: '' };
       this.emit('response.output_item.added', { output_index: o.index, item: messageItem(o.id, '', 'in_progress') });
-      this.emit('response.content_part.added', { item_id: o.id, output_index: o.index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      this.emit('response.content_part.added', { item_id: o.id, output_index: o.index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
     }
     if (delta === '') return;
     o.text += delta;
