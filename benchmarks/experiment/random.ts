@@ -2,6 +2,7 @@
  * Seeded randomness, so that every config of an experiment meets the same arrivals, the same prompts
  * and the same faults: a 32-bit string hash, mulberry32, and the distributions the files declare.
  */
+import { seededRandom } from '../../src/util/prng.js';
 import type { Latency } from './schema.js';
 
 /** A uniform [0, 1) generator. */
@@ -18,17 +19,8 @@ export function hash32(...parts: (string | number)[]): number {
   return h >>> 0;
 }
 
-/** mulberry32: small, fast and good enough for simulation; the same seed gives the same stream. */
-export function mulberry32(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (the project's one seeded PRNG): the same seed gives the same stream. */
+export const mulberry32: (seed: number) => Rng = seededRandom;
 
 /** A standard normal draw (Box–Muller). */
 export function gaussian(rng: Rng): number {

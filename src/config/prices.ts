@@ -26,20 +26,25 @@ export const PriceSchema = z.strictObject({
   output: usd,
 });
 
+/**
+ * A zod refinement of a record keyed by model name: model names are looked up without case, so two
+ * entries that differ only in case would be one; the second is an issue naming the first.
+ */
+export function modelNamesDistinct(models: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const seen = new Map<string, string>();
+  for (const name of Object.keys(models)) {
+    const lower = name.toLowerCase();
+    const other = seen.get(lower);
+    if (other !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: `names the same model as "${other}" (model names are compared without case)` });
+    seen.set(lower, name);
+  }
+}
+
 /** Bootstrap `prices`: provider → model (or `*`, every other model of that provider) → price. */
 export const PricesSchema = z.record(
   z.string().min(1, 'must not be empty'),
   z
     .record(z.string().min(1, 'must not be empty').max(256, 'at most 256 characters'), PriceSchema)
-    .superRefine((models, ctx) => {
-      // Model names are looked up without case: two entries that differ only in case would be one.
-      const seen = new Map<string, string>();
-      for (const name of Object.keys(models)) {
-        const lower = name.toLowerCase();
-        const other = seen.get(lower);
-        if (other !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: `names the same model as "${other}" (model names are compared without case)` });
-        seen.set(lower, name);
-      }
-    }),
+    .superRefine(modelNamesDistinct),
 );
 export type Prices = z.infer<typeof PricesSchema>;
