@@ -1,5 +1,5 @@
 import { memoByObject } from '../../util/memo.js';
-import type { Endpoint, JsonResult, Provider, ProviderRequest, StreamChunk, StreamEvent, StreamStep, Target } from '../types.js';
+import type { Endpoint, JsonResult, Provider, ProviderRequest, StreamChunk, StreamEvent, StreamStep, Target, Usage } from '../types.js';
 
 /**
  * How a front door reaches a provider that does not serve its format: its request becomes a chat
@@ -20,6 +20,24 @@ export interface ChatBridge<S = unknown> {
   fromChatChunk(state: S, chunk: StreamChunk): StreamStep<S>;
   /** The chat stream ended cleanly → the front door's closing chunks. */
   streamEnd(state: S): StreamChunk[];
+}
+
+/** What a bridge's stream state keeps of the chat stream's usage: the provider's figures and the chunk's own body. */
+export interface ChatUsageState {
+  usage?: Usage;
+  usageBody?: unknown;
+}
+
+/**
+ * One chat chunk read for a bridge: its usage noted on `state`, its JSON parsed (undefined for the
+ * empty chunk a provider's translation sends to carry usage only). Parsed once, here.
+ */
+export function readChatChunk(state: ChatUsageState, chunk: StreamChunk): Record<string, unknown> | undefined {
+  if (chunk.usage) state.usage = chunk.usage;
+  if (chunk.data === '') return undefined;
+  const parsed = JSON.parse(chunk.data) as Record<string, unknown>;
+  if (parsed.usage) state.usageBody = parsed.usage;
+  return parsed;
 }
 
 interface BridgedState {

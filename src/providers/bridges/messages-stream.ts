@@ -5,6 +5,7 @@
  * `message_delta` with the stop reason and the usage; `message_stop` last. Each event is written with
  * its `type` as its SSE event name. A pure reducer over one stream's state.
  */
+import { readChatChunk } from './bridge.js';
 import type { StreamChunk, StreamStep, Usage } from '../types.js';
 import { matchedStop, messagesUsage, stopReason } from './messages-answer.js';
 import { newId } from './responses-object.js';
@@ -91,10 +92,8 @@ class Emitter {
 /** One chat chunk (its JSON text; empty for a usage the provider's translation kept to itself) → events. */
 export function messagesChunk(state: MessagesStreamState, chunk: StreamChunk): StreamStep<MessagesStreamState> {
   const e = new Emitter(state);
-  if (chunk.usage) state.usage = chunk.usage;
-  if (chunk.data === '') return { state, chunks: e.chunks };
-  const parsed = JSON.parse(chunk.data) as Json;
-  if (parsed.usage) state.usageBody = parsed.usage;
+  const parsed = readChatChunk(state, chunk);
+  if (!parsed) return { state, chunks: e.chunks };
   if (typeof parsed.model === 'string' && parsed.model !== '' && !state.started) state.model = parsed.model;
   const choice = (parsed.choices as Json[] | undefined)?.[0];
   // A chunk without a choice (Azure's prompt-filter chunk, a usage chunk) starts nothing: message_start

@@ -5,6 +5,7 @@
  * response object last in `response.completed` (or `response.incomplete`). Every event carries its
  * `type` (also its SSE event name) and a `sequence_number`. A pure reducer over one stream's state.
  */
+import { readChatChunk } from './bridge.js';
 import type { StreamChunk, StreamStep, Usage } from '../types.js';
 import { functionCallItem, messageItem, newId, reasoningItem, reasoningText, responseObject, responsesUsage, statusOf } from './responses-object.js';
 
@@ -152,10 +153,8 @@ class Emitter {
 /** One chat chunk (its JSON text; empty for a usage the provider's translation kept to itself) → events. */
 export function responsesChunk(state: ResponsesStreamState, chunk: StreamChunk): StreamStep<ResponsesStreamState> {
   const e = new Emitter(state);
-  if (chunk.usage) state.usage = chunk.usage;
-  if (chunk.data === '') return { state, chunks: e.chunks };
-  const parsed = JSON.parse(chunk.data) as Json;
-  if (parsed.usage) state.usageBody = parsed.usage;
+  const parsed = readChatChunk(state, chunk);
+  if (!parsed) return { state, chunks: e.chunks };
   if (typeof parsed.model === 'string') state.model = parsed.model;
   e.start();
   const choice = (parsed.choices as Json[] | undefined)?.[0];
